@@ -1,0 +1,1 @@
+"""CPU engines: the NumPy reference and the Numba kernels."""

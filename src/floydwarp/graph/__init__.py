@@ -1,0 +1,4 @@
+"""Graph input: the `Graph` type and random graph generators."""
+from .graph import Graph
+
+__all__ = ["Graph"]

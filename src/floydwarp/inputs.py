@@ -1,0 +1,24 @@
+"""Turn whatever the user passed into a `Graph`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import FloydwarpError
+from .graph import Graph
+
+
+def as_graph(obj, *, missing=np.inf) -> Graph:
+    """A `Graph` from a Graph, dense array (NumPy, masked, CuPy), SciPy sparse matrix or NetworkX graph."""
+    if isinstance(obj, Graph):
+        return obj
+    import scipy.sparse as sp
+
+    if sp.issparse(obj):
+        return Graph.from_scipy(obj)
+    if type(obj).__module__.startswith("networkx"):
+        return Graph.from_networkx(obj)
+    if hasattr(obj, "shape") or isinstance(obj, (list, tuple)):
+        return Graph.from_dense(obj, missing=missing)
+    raise FloydwarpError(
+        f"cannot make a graph from {type(obj).__name__}; pass a Graph, an n x n array, "
+        "a SciPy sparse matrix or a NetworkX graph")

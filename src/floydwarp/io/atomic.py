@@ -1,0 +1,39 @@
+"""Atomic file writes: write a temporary file beside the target, fsync, rename.
+
+A reader never sees a half-written file, a crash leaves the old file (or
+nothing) in place, and a run never overwrites its own input.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import FloydwarpError
+
+
+@contextlib.contextmanager
+def atomic_path(target, *, inputs=()):
+    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
+
+    ``inputs`` are files this run read: writing onto one of them is refused.
+    """
+    target = Path(target)
+    for src in inputs:
+        if src is not None and Path(src).exists() and target.exists() and target.resolve() == Path(src).resolve():
+            raise FloydwarpError(f"refusing to overwrite the input file {src}; choose another output path")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise FloydwarpError(f"cannot write {target}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

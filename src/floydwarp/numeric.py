@@ -1,0 +1,177 @@
+"""The one place that knows distance dtypes, their INF sentinels and their bounds.
+
+Integer dtypes reserve ``INF = max // 2``: two INFs add without overflow, so a
+kernel may add any two entries of the matrix without a branch.  Entries never
+grow above INF (a relaxation only lowers them) and, when the graph has negative
+weights, kernels clamp every entry at ``-INF``, so sums stay in ``[-2 INF, 2 INF]``
+even on graphs with negative cycles, whose distances otherwise grow
+exponentially.
+
+A shortest path has at most ``n - 1`` edges, so reachable distances lie in
+``[-neg_bound, pos_bound]`` with ``pos_bound = (n-1) * max(w, 0)`` and
+``neg_bound = (n-1) * max(-w, 0)``.  An unreachable pair ends at a value of at
+least ``INF - neg_bound`` (a sum through at least one INF entry).  The dtype
+therefore holds the answer exactly when ``pos_bound + neg_bound < INF``; the
+unreachable threshold is then ``INF - neg_bound``.
+
+With no negative weights there is also an exact check after the run: capped
+arithmetic computes ``min(true distance, INF)``, and a reachable pair can only
+have been capped if some finite distance plus an edge weight reaches INF.  So
+``max finite + max weight < INF`` proves the result right, and lets an explicit
+narrow dtype (int16 for large sparse-diameter graphs) run where the a-priori
+bound is too pessimistic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .arrays import array_module
+from .errors import DtypeError
+
+DTYPES = ("int16", "int32", "int64", "float32", "float64")
+INTEGER_DTYPES = ("int16", "int32", "int64")
+#: The order in which ``dtype="auto"`` tries integer types.
+_AUTO_INTEGER_ORDER = ("int16", "int32", "int64")
+#: float32 adds integers exactly up to 2**24.
+_FLOAT32_EXACT = 2 ** 24
+_FLOAT64_EXACT = 2 ** 53
+
+
+def canonical_dtype(dtype) -> np.dtype:
+    """Return the NumPy dtype for a name or dtype, refusing unsupported ones."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise DtypeError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)} or 'auto'") from exc
+    if dt.name not in DTYPES:
+        raise DtypeError(f"dtype {dt.name} is not supported; choose one of {', '.join(DTYPES)} or 'auto'")
+    return dt
+
+
+def is_integer(dtype) -> bool:
+    return np.dtype(dtype).kind == "i"
+
+
+def inf_of(dtype):
+    """The value that means "unreachable" in a distance matrix of this dtype."""
+    dt = np.dtype(dtype)
+    if dt.kind == "i":
+        return dt.type(np.iinfo(dt).max // 2)
+    return dt.type(np.inf)
+
+
+@dataclass(frozen=True)
+class WeightStats:
+    """What the dtype choice needs to know about a graph's edge weights."""
+
+    n: int
+    min_weight: float
+    max_weight: float
+    integral: bool
+
+    @property
+    def has_negative(self) -> bool:
+        return self.min_weight < 0
+
+    @property
+    def pos_bound(self) -> int | float:
+        return max(self.n - 1, 0) * max(self.max_weight, 0)
+
+    @property
+    def neg_bound(self) -> int | float:
+        return max(self.n - 1, 0) * max(-self.min_weight, 0)
+
+    @property
+    def span(self) -> int | float:
+        """Width of the interval every reachable distance lies in."""
+        return self.pos_bound + self.neg_bound
+
+
+def fits(dtype, stats: WeightStats) -> bool:
+    """True when the dtype provably holds every shortest path (a-priori bound)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "i":
+        return stats.integral and _int_span(stats) < int(inf_of(dt))
+    if dt.name == "float32":
+        return not stats.integral or _int_span(stats) <= _FLOAT32_EXACT
+    return True
+
+
+def _int_span(stats: WeightStats) -> int:
+    # Python integers: the bound itself must not overflow.
+    return int(max(stats.n - 1, 0)) * (int(max(stats.max_weight, 0)) + int(max(-stats.min_weight, 0)))
+
+
+def checkable_after_run(dtype, stats: WeightStats) -> bool:
+    """True when a result in this dtype can be proven exact after the run."""
+    return np.dtype(dtype).kind == "i" and stats.integral and not stats.has_negative
+
+
+def smallest_fitting(stats: WeightStats) -> np.dtype:
+    """The dtype ``dtype="auto"`` picks: the narrowest that provably holds the answer."""
+    if stats.integral:
+        for name in _AUTO_INTEGER_ORDER:
+            if fits(name, stats):
+                return np.dtype(name)
+    return np.dtype("float64")
+
+
+@dataclass(frozen=True)
+class DtypeChoice:
+    dtype: np.dtype
+    #: the result must pass :func:`verify_uncapped` before it is returned
+    verify_after: bool
+
+
+def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
+    """Pick the distance dtype, or refuse a requested one that cannot hold the answer."""
+    if requested is None or (isinstance(requested, str) and requested == "auto"):
+        return DtypeChoice(smallest_fitting(stats), False)
+    dt = canonical_dtype(requested)
+    if dt.kind == "i" and not stats.integral:
+        raise DtypeError(
+            f"dtype {dt.name} cannot hold non-integer edge weights; use float32 or float64")
+    if fits(dt, stats):
+        return DtypeChoice(dt, False)
+    if checkable_after_run(dt, stats):
+        return DtypeChoice(dt, True)
+    raise DtypeError(
+        f"dtype {dt.name} cannot provably hold every shortest path of this graph "
+        f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
+        f"{dt.name} holds |d| < {int(inf_of(dt)) if dt.kind == 'i' else _FLOAT32_EXACT}); "
+        f"use {smallest_fitting(stats).name}")
+
+
+def verify_uncapped(dist, inf, max_weight) -> bool:
+    """Exact post-run check for non-negative integer weights (see module docstring)."""
+    finite = dist[dist < inf]
+    if finite.size == 0:
+        return True
+    return int(finite.max()) + int(max_weight) < int(inf)
+
+
+def unreachable_threshold(dtype, stats: WeightStats):
+    """Entries at or above this value are unreachable pairs."""
+    inf = inf_of(dtype)
+    if np.dtype(dtype).kind != "i":
+        return inf
+    return int(inf) - int(stats.neg_bound) if stats.has_negative else int(inf)
+
+
+def normalize_unreachable(dist, dtype, stats: WeightStats):
+    """Set every unreachable entry to exactly INF (in place) and return the matrix."""
+    if np.dtype(dtype).kind == "i" and stats.has_negative:
+        dist[dist >= unreachable_threshold(dtype, stats)] = inf_of(dtype)
+    return dist
+
+
+def to_float64(dist, inf):
+    """Distances as float64 with ``np.inf`` for unreachable pairs."""
+    xp = array_module(dist)
+    out = dist.astype(xp.float64)
+    if np.dtype(dist.dtype).kind == "i":
+        out[dist >= inf] = xp.inf
+    return out
+

@@ -1,0 +1,123 @@
+"""One small registry: backend and algorithm names -> implementations.
+
+Backends register themselves when their module is imported; the registry
+imports a backend's module only when that backend is first asked for, so
+``import floydwarp`` never imports Numba, CuPy or mpi4py.
+
+    @register("cpu", "blocked", default=True, description="3-phase blocked FW")
+    def blocked(graph, plan) -> EngineOutput: ...
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import BackendUnavailableError, FloydwarpError
+from .numeric import DTYPES
+
+#: Modules that define each backend.  Adding a backend is one line here.
+BACKEND_MODULES = {
+    "reference": "floydwarp.cpu.reference",
+    "cpu": "floydwarp.cpu.engine",
+    "gpu": "floydwarp.gpu.engine",
+}
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    description: str
+    #: returns None when usable here, else the reason it is not
+    probe: Callable[[], str | None]
+    #: ``backend="auto"`` takes the usable backend of highest priority whose
+    #: ``auto_min_n`` is at most n; priority 0 means "never chosen by auto"
+    auto_priority: int = 0
+    auto_min_n: Callable[[], int] = lambda: 0
+
+
+@dataclass(frozen=True)
+class Implementation:
+    backend: str
+    algorithm: str
+    run: Callable
+    dtypes: tuple = DTYPES
+    predecessors: bool = True
+    default: bool = False
+    description: str = ""
+    #: largest n the algorithm accepts (None: no limit), with the reason
+    max_n: int | None = None
+    options: dict = field(default_factory=dict)
+
+
+_BACKENDS: dict[str, Backend] = {}
+_IMPLS: dict[tuple[str, str], Implementation] = {}
+
+
+def register_backend(name, description, probe=lambda: None, auto_priority=0, auto_min_n=lambda: 0):
+    _BACKENDS[name] = Backend(name, description, probe, auto_priority, auto_min_n)
+
+
+def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False,
+             description="", max_n=None, **options):
+    """Decorator: make ``func(graph, plan) -> EngineOutput`` the (backend, algorithm) implementation."""
+    def deco(func):
+        _IMPLS[(backend, algorithm)] = Implementation(
+            backend, algorithm, func, tuple(dtypes), predecessors, default,
+            description or (func.__doc__ or "").strip().split("\n")[0], max_n, options)
+        return func
+    return deco
+
+
+def _load(backend):
+    if backend not in BACKEND_MODULES:
+        raise FloydwarpError(f"unknown backend {backend!r}; choose one of {', '.join(['auto', *BACKEND_MODULES])}")
+    if backend not in _BACKENDS:
+        importlib.import_module(BACKEND_MODULES[backend])
+    return _BACKENDS[backend]
+
+
+def backends() -> list[Backend]:
+    """Every known backend (importing each backend's module)."""
+    return [_load(name) for name in BACKEND_MODULES]
+
+
+def algorithms(backend) -> list[Implementation]:
+    _load(backend)
+    return [impl for (b, _), impl in _IMPLS.items() if b == backend]
+
+
+def unavailable_reason(backend) -> str | None:
+    return _load(backend).probe()
+
+
+def resolve_backend(name, n) -> str:
+    """The backend name to use for ``name`` (possibly "auto") and a graph of n vertices."""
+    if name != "auto":
+        reason = unavailable_reason(name)
+        if reason:
+            raise BackendUnavailableError(f"backend {name!r} is not available: {reason}")
+        return name
+    candidates = [b for b in backends() if b.auto_priority > 0 and b.probe() is None and n >= b.auto_min_n()]
+    return max(candidates, key=lambda b: b.auto_priority).name
+
+
+def lookup(backend, algorithm, *, dtype, predecessors, n) -> Implementation:
+    """The implementation for a resolved backend, refusing combinations it cannot run."""
+    impls = algorithms(backend)
+    if algorithm == "auto":
+        impl = next(i for i in impls if i.default)
+    else:
+        impl = _IMPLS.get((backend, algorithm))
+        if impl is None:
+            names = ", ".join(i.algorithm for i in impls)
+            raise FloydwarpError(f"backend {backend!r} has no algorithm {algorithm!r}; it has: {names}")
+    if dtype.name not in impl.dtypes:
+        raise FloydwarpError(
+            f"{backend}/{impl.algorithm} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}")
+    if predecessors and not impl.predecessors:
+        with_pred = ", ".join(i.algorithm for i in impls if i.predecessors)
+        raise FloydwarpError(f"{backend}/{impl.algorithm} cannot compute predecessors; these can: {with_pred}")
+    if impl.max_n is not None and n > impl.max_n:
+        raise FloydwarpError(f"{backend}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
+    return impl

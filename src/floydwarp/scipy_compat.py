@@ -1,0 +1,92 @@
+"""`floyd_warshall`: a drop-in for :func:`scipy.sparse.csgraph.floyd_warshall`.
+
+The input is read exactly as SciPy reads it (SciPy's own validation), then
+solved by floydwarp: integer weights run in the narrowest exact integer
+type, and the answer comes back as SciPy returns it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph._validation import validate_graph
+
+from .errors import NegativeCycleError
+from .graph import Graph
+from .solve import solve
+
+
+def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
+                   overwrite=False, *, backend="auto", dtype=None):
+    """All-pairs shortest paths, with SciPy's signature, conventions and errors.
+
+    Parameters
+    ----------
+    csgraph : array, matrix, masked array or sparse matrix, (N, N)
+        Dense input: 0, ``inf`` and ``nan`` off the diagonal mean "no edge".
+        Sparse input: explicit zeros are zero-weight edges.
+    directed : bool
+        False makes every edge usable both ways.
+    return_predecessors : bool
+        Also return the (N, N) int32 predecessor matrix (-9999: none).
+    unweighted : bool
+        Count edges instead of summing weights.
+    overwrite : bool
+        Write the distances into ``csgraph`` when it is a C-ordered float64 array.
+    backend : str
+        floydwarp backend ("auto", "cpu", "gpu", ...).
+    dtype : str, optional
+        Distance type for the computation (default: narrowest exact one).
+
+    Returns
+    -------
+    dist_matrix : ndarray of float64 (N, N)
+    predecessors : ndarray of int32 (N, N), only if ``return_predecessors``
+
+    Raises
+    ------
+    NegativeCycleError
+        A subclass of SciPy's, if the graph has a negative cycle.
+
+    Examples
+    --------
+    >>> from scipy.sparse import csr_matrix
+    >>> import floydwarp as fw
+    >>> graph = csr_matrix([[0, 1, 2, 0], [0, 0, 0, 1], [2, 0, 0, 3], [0, 0, 0, 0]])
+    >>> dist, pred = fw.floyd_warshall(graph, directed=False, return_predecessors=True)
+    >>> dist
+    array([[0., 1., 2., 2.],
+           [1., 0., 3., 1.],
+           [2., 3., 0., 3.],
+           [2., 1., 3., 0.]])
+    >>> pred
+    array([[-9999,     0,     0,     1],
+           [    1, -9999,     0,     1],
+           [    2,     0, -9999,     2],
+           [    1,     3,     3, -9999]], dtype=int32)
+    """
+    weights = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
+    if not sp.issparse(csgraph):
+        weights[weights == 0] = np.inf
+    if unweighted:
+        weights[~np.isinf(weights)] = 1
+    np.fill_diagonal(weights, np.inf)          # SciPy ignores self-loops
+    if not directed:
+        np.minimum(weights, weights.T, out=weights)
+    result = solve(Graph.from_dense(weights, missing=np.inf), dtype=dtype or "auto",
+                   backend=backend, predecessors=return_predecessors, output="host")
+    result = result.to_host()
+    if result.has_negative_cycle:
+        raise NegativeCycleError(f"Negative cycle in nodes {result.negative_cycle_vertices}",
+                                 vertices=result.negative_cycle_vertices)
+    dist = result.to_dense()
+    if overwrite and _writable_in_place(csgraph):
+        csgraph[...] = dist
+        dist = csgraph
+    if return_predecessors:
+        return dist, result.pred
+    return dist
+
+
+def _writable_in_place(a) -> bool:
+    return (isinstance(a, np.ndarray) and not np.ma.isMaskedArray(a) and a.dtype == np.float64
+            and a.flags.c_contiguous and a.flags.writeable)

@@ -1,0 +1,69 @@
+"""`solve()`: graph -> plan -> engine -> result."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import numeric, registry
+from .errors import DtypeError
+from .inputs import as_graph
+from .plan import Plan
+from .progress import progress_callback
+from .result import Result
+
+
+def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors=False,
+          block_size=None, threads=None, progress=None, **options) -> Result:
+    """All-pairs shortest paths by Floyd-Warshall.
+
+    Parameters
+    ----------
+    graph : Graph, array_like, SciPy sparse matrix or NetworkX graph
+        Dense arrays use ``inf`` for "no edge" (see :meth:`Graph.from_dense`).
+    dtype : {"auto", "int16", "int32", "int64", "float32", "float64"}
+        Distance type.  ``"auto"`` takes the narrowest type that provably holds
+        every shortest path; an explicit type that cannot is refused.
+    backend : {"auto", "cpu", "gpu", "reference", ...}
+        Where to run; see ``floydwarp info`` for what is available.
+    algorithm : str
+        The backend's algorithm ("auto" is its default).
+    predecessors : bool
+        Also compute the predecessor matrix, for routes.
+    block_size, threads : int, optional
+        Tile size and CPU thread count (defaults are measured per backend).
+    progress : bool or callable, optional
+        ``True`` draws a progress bar; a callable receives ``(done, total)``.
+    **options
+        Backend-specific options (e.g. ``output="host"`` for the GPU).
+
+    Returns
+    -------
+    Result
+
+    Examples
+    --------
+    >>> import numpy as np, floydwarp as fw
+    >>> w = np.array([[0, 3, np.inf], [np.inf, 0, -1], [2, np.inf, 0]])
+    >>> r = fw.solve(w)
+    >>> r.dist.tolist(), r.dtype.name
+    ([[0, 3, 2], [1, 0, -1], [2, 5, 0]], 'int16')
+    """
+    graph = as_graph(graph)
+    stats = graph.weight_stats()
+    choice = numeric.choose_dtype(dtype, stats)
+    name = registry.resolve_backend(backend, graph.n)
+    impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n)
+    plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
+                clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
+                backend=name, algorithm=impl.algorithm, predecessors=predecessors,
+                block_size=block_size, threads=threads, options=options)
+    with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
+        plan.progress = report
+        out = impl.run(graph, plan)
+    dist = numeric.normalize_unreachable(out.dist, choice.dtype, stats)
+    if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
+        raise DtypeError(
+            f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "
+            f"use {numeric.smallest_fitting(stats).name}")
+    return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
+                  algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
+                  metadata={"dtype_verified_after_run": bool(choice.verify_after)})
