@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .arrays import array_module, is_device_array, to_host
+from .arrays import is_device_array, to_host
+from .cycles import NegativeCycles
 from .errors import FloydwarpError, NoPathError
 from .numeric import to_float64
 from .predecessors import walk
@@ -28,8 +29,10 @@ class Result:
         The value meaning "unreachable" (``np.inf`` for float dtypes).
     labels : list or None
         Vertex labels from the input; every query accepts a label or an index.
-    negative_cycle_vertices : ndarray
-        Vertices whose distance to themselves is negative.
+    negative_cycles : NegativeCycles
+        Vertices on negative cycles and the pairs those cycles make unbounded.
+    graph : Graph or None
+        The graph that was solved (kept by :func:`solve`; None for loaded results).
     timings : dict
         Seconds per stage ("compute", and "h2d"/"d2h" on a GPU).
 
@@ -42,7 +45,7 @@ class Result:
     """
 
     def __init__(self, dist, pred=None, *, inf, labels=None, backend="", algorithm="",
-                 timings=None, num_edges=None, negative_cycle_vertices=None, metadata=None):
+                 timings=None, num_edges=None, negative_cycles=None, metadata=None, graph=None):
         self.dist = dist
         self.pred = pred
         self.inf = inf
@@ -51,10 +54,8 @@ class Result:
         self.algorithm = algorithm
         self.timings = dict(timings or {})
         self.num_edges = num_edges
-        if negative_cycle_vertices is None:
-            xp = array_module(dist)
-            negative_cycle_vertices = to_host(xp.flatnonzero(xp.diagonal(dist) < 0))
-        self.negative_cycle_vertices = np.asarray(negative_cycle_vertices, dtype=np.int64)
+        self.negative_cycles = NegativeCycles.none(self.n) if negative_cycles is None else negative_cycles
+        self.graph = graph
         self.metadata = dict(metadata or {})
         self._index = None if self.labels is None else {lab: i for i, lab in enumerate(self.labels)}
 
@@ -68,8 +69,13 @@ class Result:
         return np.dtype(self.dist.dtype)
 
     @property
+    def negative_cycle_vertices(self) -> np.ndarray:
+        """Vertices that lie on a negative cycle (their distance to themselves is -inf)."""
+        return self.negative_cycles.vertices
+
+    @property
     def has_negative_cycle(self) -> bool:
-        return self.negative_cycle_vertices.size > 0
+        return bool(self.negative_cycles)
 
     @property
     def time(self) -> float:
@@ -102,15 +108,6 @@ class Result:
     def label(self, i: int):
         return i if self.labels is None else self.labels[i]
 
-    def _through_negative_cycle(self, u: int, v: int) -> bool:
-        if not self.has_negative_cycle:
-            return False
-        cyc = self.negative_cycle_vertices
-        d = self.dist
-        reach_cyc = to_host(d[u, cyc] < self.inf)
-        cyc_reach = to_host(d[cyc, v] < self.inf)
-        return bool(np.any(reach_cyc & cyc_reach))
-
     def reachable(self, u, v) -> bool:
         i, j = self.index(u), self.index(v)
         return bool(self.dist[i, j] < self.inf)
@@ -121,7 +118,7 @@ class Result:
         i, j = self.index(u), self.index(v)
         if not self.reachable(i, j):
             return math.inf
-        if self._through_negative_cycle(i, j):
+        if self.negative_cycles.affects(i, j):
             return -math.inf
         value = self.dist[i, j]
         return int(value) if self.dtype.kind == "i" else float(value)
@@ -133,7 +130,7 @@ class Result:
         i, j = self.index(u), self.index(v)
         if not self.reachable(i, j):
             raise NoPathError(f"no path from {u!r} to {v!r}: {v!r} is unreachable")
-        if self._through_negative_cycle(i, j):
+        if self.negative_cycles.affects(i, j):
             raise NoPathError(f"no shortest path from {u!r} to {v!r}: it runs through a negative cycle")
         route = walk(to_host(self.pred[i]), i, j, self.n)
         return [self.label(k) for k in route]
@@ -149,7 +146,7 @@ class Result:
         return Result(to_host(self.dist), None if self.pred is None else to_host(self.pred), inf=self.inf,
                       labels=self.labels, backend=self.backend, algorithm=self.algorithm,
                       timings=self.timings, num_edges=self.num_edges,
-                      negative_cycle_vertices=self.negative_cycle_vertices, metadata=self.metadata)
+                      negative_cycles=self.negative_cycles, metadata=self.metadata, graph=self.graph)
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> Path:
@@ -164,7 +161,10 @@ class Result:
             "backend": self.backend, "algorithm": self.algorithm, "timings": self.timings,
             "num_edges": self.num_edges, "labels": _jsonable_labels(self.labels), "metadata": self.metadata,
         }
-        arrays = {"dist": host.dist, "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+        cycles = self.negative_cycles
+        arrays = {"dist": host.dist, "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                  "cycle_vertices": cycles.vertices, "cycle_reach_to": cycles.reach_to,
+                  "cycle_reach_from": cycles.reach_from}
         if host.pred is not None:
             arrays["pred"] = host.pred
         with atomic_path(path) as tmp:
@@ -181,6 +181,7 @@ class Result:
                 meta = json.loads(bytes(data["meta"]).decode())
                 dist = data["dist"]
                 pred = data["pred"] if "pred" in data.files else None
+                cycles = NegativeCycles(data["cycle_vertices"], data["cycle_reach_to"], data["cycle_reach_from"])
         except (OSError, ValueError, KeyError) as exc:
             raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
         if meta.get("format") != "floydwarp-result":
@@ -188,7 +189,8 @@ class Result:
         inf = np.inf if np.dtype(meta["dtype"]).kind == "f" else np.dtype(meta["dtype"]).type(meta["inf"])
         return cls(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
                    backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
-                   timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"))
+                   timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
+                   negative_cycles=cycles)
 
 
 def _jsonable_labels(labels):

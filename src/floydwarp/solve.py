@@ -1,9 +1,13 @@
 """`solve()`: graph -> plan -> engine -> result."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from . import numeric, registry
+from .arrays import array_module, to_host
+from .cycles import NegativeCycles
 from .errors import DtypeError
 from .inputs import as_graph
 from .plan import Plan
@@ -59,11 +63,35 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out = impl.run(graph, plan)
-    dist = numeric.normalize_unreachable(out.dist, choice.dtype, stats)
+    dist = out.dist
+    cycles = _negative_cycles(graph, dist)
+    if cycles and plan.clamp:
+        dist, out = _rerun_in_float64(impl, graph, plan, out)
+    dist = numeric.normalize_unreachable(dist, choice.dtype, stats)
     if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise DtypeError(
             f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "
             f"use {numeric.smallest_fitting(stats).name}")
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
+                  negative_cycles=cycles, graph=graph,
                   metadata={"dtype_verified_after_run": bool(choice.verify_after)})
+
+
+def _negative_cycles(graph, dist) -> NegativeCycles:
+    xp = array_module(dist)
+    seeds = to_host(xp.flatnonzero(xp.diagonal(dist) < 0))
+    return NegativeCycles.from_graph(graph, seeds) if seeds.size else NegativeCycles.none(graph.n)
+
+
+def _rerun_in_float64(impl, graph, plan, first):
+    """Integer runs clamp at -INF to stay in range, but with a negative cycle the
+    clamped values can leak into pairs the cycle does not touch (INF + -INF = 0).
+    float64 keeps those pairs exact (inf + -inf is NaN, which never wins), so the
+    distances are recomputed there and cast back."""
+    out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False))
+    xp = array_module(out.dist)
+    inf = float(plan.inf)
+    dist = xp.clip(out.dist, -inf, inf).astype(plan.dtype)
+    timings = {k: first.timings.get(k, 0.0) + out.timings.get(k, 0.0) for k in {*first.timings, *out.timings}}
+    return dist, dataclasses.replace(out, dist=dist, timings=timings)

@@ -174,6 +174,13 @@ class Graph:
         keep = (src != dst) | (w < 0)
         return src[keep], dst[keep], w[keep]
 
+    def adjacency(self):
+        """The edge structure as a SciPy CSR matrix of ones (for reachability)."""
+        import scipy.sparse as sp
+
+        src, dst, _ = self.edges()
+        return sp.csr_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(self.n, self.n))
+
     def weight_stats(self) -> WeightStats:
         """Smallest and largest weight and whether all weights are integers."""
         if self._stats is None:
@@ -203,7 +210,10 @@ class Graph:
             matrix, missing = self._dense
             mxp = array_module(matrix)
             xp = mxp if xp is None else xp
-            out = mxp.where(missing, inf, matrix).astype(dtype)
+            # Cast before inserting INF: a float64 round trip would round
+            # int64's INF up past the overflow-safe value.
+            out = mxp.where(missing, 0, matrix).astype(dtype)
+            out[missing] = inf
             out = xp.asarray(out)
             diag = xp.diagonal(out).copy()
             idx = xp.arange(self.n)

@@ -1,0 +1,85 @@
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from floydwarp import FloydwarpError, Graph
+
+
+def test_from_edges_keeps_lightest_parallel_edge_and_drops_nonnegative_self_loops():
+    g = Graph.from_edges([0, 0, 1, 1, 2], [1, 1, 1, 2, 2], [5, 3, 7, 4, -2])
+    m = g.to_matrix("int32")
+    inf = 1073741823
+    assert m.tolist() == [[0, 3, inf], [inf, 0, 4], [inf, inf, -2]]
+    assert g.num_edges == 3   # 0->1, 1->2, negative self-loop 2->2
+
+
+def test_from_edges_default_weight_and_n():
+    g = Graph.from_edges([0], [3])
+    assert g.n == 4 and g.weight_stats().max_weight == 1
+
+
+@pytest.mark.parametrize("src, dst, n, msg", [
+    ([0, 5], [1, 1], 3, "src vertex id 5 is out of range 0..2"),
+    ([0], [-1], 3, "dst vertex id -1 is out of range"),
+    ([0.5], [1], 3, "not an integer"),
+])
+def test_from_edges_refuses_bad_ids(src, dst, n, msg):
+    with pytest.raises(FloydwarpError, match=msg):
+        Graph.from_edges(src, dst, [1] * len(src), n=n)
+
+
+def test_from_edges_refuses_nan_and_shape_mismatch():
+    with pytest.raises(FloydwarpError, match=r"edge 1 \(1 -> 2\) has weight nan"):
+        Graph.from_edges([0, 1], [1, 2], [1.0, np.nan])
+    with pytest.raises(FloydwarpError, match="weight has 1 entries"):
+        Graph.from_edges([0, 1], [1, 2], [1.0])
+
+
+def test_from_dense_missing_and_errors():
+    w = np.array([[0, 2, 0], [0, 0, 3], [1, 0, 0]], dtype=float)
+    g = Graph.from_dense(w, missing=0)
+    assert g.num_edges == 3
+    g2 = Graph.from_dense(np.where(w == 0, np.inf, w))
+    assert np.array_equal(g.to_matrix("int32"), g2.to_matrix("int32"))
+    with pytest.raises(FloydwarpError, match="square"):
+        Graph.from_dense(np.zeros((2, 3)))
+    bad = w.copy(); bad[1, 2] = np.nan
+    with pytest.raises(FloydwarpError, match=r"\[1, 2\] has weight nan"):
+        Graph.from_dense(bad)
+
+
+def test_from_dense_masked():
+    data = np.array([[0, 4], [9, 0]], dtype=float)
+    masked = np.ma.masked_array(data, mask=[[False, False], [True, False]])
+    g = Graph.from_dense(masked)
+    assert g.to_matrix("int32")[1, 0] == 1073741823 and g.to_matrix("int32")[0, 1] == 4
+
+
+def test_from_scipy_explicit_zero_is_an_edge():
+    a = sp.csr_matrix((np.array([0.0, 2.0]), (np.array([0, 1]), np.array([1, 0]))), shape=(3, 3))
+    g = Graph.from_scipy(a)
+    m = g.to_matrix("float64")
+    assert m[0, 1] == 0 and m[1, 0] == 2 and m[0, 2] == np.inf
+
+
+def test_from_networkx_labels_and_undirected():
+    G = nx.Graph()
+    G.add_edge("a", "b", weight=2)
+    G.add_edge("b", "c")               # missing weight -> 1
+    g = Graph.from_networkx(G)
+    assert g.labels == ["a", "b", "c"]
+    m = g.to_matrix("int32")
+    assert m[0, 1] == m[1, 0] == 2 and m[1, 2] == m[2, 1] == 1
+
+
+def test_edges_from_dense_round_trip():
+    w = np.array([[np.inf, 1, np.inf], [np.inf, -1, 2], [3, np.inf, 5]])
+    src, dst, weight = Graph.from_dense(w).edges()
+    assert sorted(zip(src.tolist(), dst.tolist(), weight.tolist())) == [(0, 1, 1.0), (1, 1, -1.0), (1, 2, 2.0), (2, 0, 3.0)]
+
+
+def test_weight_stats():
+    s = Graph.from_edges([0, 1], [1, 0], [2.5, -1]).weight_stats()
+    assert (s.min_weight, s.max_weight, s.integral) == (-1, 2.5, False)
+    assert Graph.from_edges([], [], [], n=0).weight_stats().integral

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+
+from floydwarp import numeric
+from floydwarp.errors import DtypeError
+from floydwarp.numeric import WeightStats
+
+
+def test_inf_values_add_without_overflow():
+    assert numeric.inf_of("int16") == 16383
+    assert numeric.inf_of("int32") == 1073741823
+    for name in numeric.INTEGER_DTYPES:
+        inf = numeric.inf_of(name)
+        assert int(inf) * 2 <= np.iinfo(name).max
+        assert int(-inf) * 2 >= np.iinfo(name).min
+    assert numeric.inf_of("float32") == np.inf
+
+
+@pytest.mark.parametrize("stats, expected", [
+    (WeightStats(100, 1, 16, True), "int16"),        # 99 * 16 = 1584
+    (WeightStats(1025, 1, 16, True), "int32"),       # 1024 * 16 = 16384 > 16383
+    (WeightStats(1000, -3, 5, True), "int16"),       # span 999 * 8
+    (WeightStats(10, 0.5, 2, False), "float64"),
+    (WeightStats(2, 0, 2**40, True), "int64"),
+    (WeightStats(3, 0, 2**62, True), "float64"),     # nothing integer holds it
+    (WeightStats(0, 0, 0, True), "int16"),
+])
+def test_auto_picks_smallest_fitting(stats, expected):
+    assert numeric.choose_dtype("auto", stats).dtype.name == expected
+
+
+def test_explicit_dtype_refused_with_suggestion():
+    stats = WeightStats(5000, -1, 16, True)
+    with pytest.raises(DtypeError, match="use int32"):
+        numeric.choose_dtype("int16", stats)
+
+
+def test_explicit_narrow_dtype_verified_after_run_for_nonnegative_weights():
+    choice = numeric.choose_dtype("int16", WeightStats(5000, 1, 16, True))
+    assert choice.dtype.name == "int16" and choice.verify_after
+
+
+def test_integer_dtype_refuses_fractional_weights():
+    with pytest.raises(DtypeError, match="non-integer"):
+        numeric.choose_dtype("int32", WeightStats(4, 0.5, 1.5, False))
+
+
+def test_unknown_dtype():
+    with pytest.raises(DtypeError, match="int8"):
+        numeric.choose_dtype("int8", WeightStats(4, 1, 1, True))
+    with pytest.raises(DtypeError, match="unknown"):
+        numeric.choose_dtype("banana", WeightStats(4, 1, 1, True))
+
+
+def test_float32_exact_only_below_2_24():
+    assert numeric.fits("float32", WeightStats(100, 1, 1000, True))
+    assert not numeric.fits("float32", WeightStats(100_000, 1, 1000, True))
+
+
+def test_verify_uncapped():
+    inf = numeric.inf_of("int16")
+    d = np.array([[0, 100], [inf, 0]], dtype=np.int16)
+    assert numeric.verify_uncapped(d, inf, 16)
+    d[0, 1] = inf - 10
+    assert not numeric.verify_uncapped(d, inf, 16)
+
+
+def test_to_float64():
+    inf = numeric.inf_of("int32")
+    d = np.array([[0, inf], [-3, 0]], dtype=np.int32)
+    out = numeric.to_float64(d, inf)
+    assert out.dtype == np.float64 and out[0, 1] == np.inf and out[1, 0] == -3

@@ -1,0 +1,112 @@
+"""floydwarp.floyd_warshall against scipy.sparse.csgraph.floyd_warshall on SciPy's conventions."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+from scipy.sparse.csgraph import floyd_warshall as scipy_fw
+
+import floydwarp as fw
+from conftest import path_length
+
+BACKENDS = ["reference", "auto"]
+
+
+def random_dense(rng, n, density, low, integer):
+    w = rng.integers(low, low + 10, size=(n, n)).astype(float) if integer else rng.uniform(low, low + 10, (n, n))
+    w[rng.random((n, n)) >= density] = 0
+    return w
+
+
+def assert_same(graph, backend, **kw):
+    try:
+        expected = scipy_fw(graph, **kw)
+    except ScipyNegativeCycleError:
+        with pytest.raises(ScipyNegativeCycleError):
+            fw.floyd_warshall(graph, backend=backend, **kw)
+        return
+    got = fw.floyd_warshall(graph, backend=backend, **kw)
+    if kw.get("return_predecessors"):
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+        assert got[1].dtype == np.int32
+        return got
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    return got
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), seed=st.integers(0, 2**32 - 1), density=st.floats(0, 1),
+       low=st.integers(-2, 3), integer=st.booleans(), directed=st.booleans(), unweighted=st.booleans(),
+       kind=st.sampled_from(["dense", "csr", "csc", "masked", "list"]), backend=st.sampled_from(BACKENDS))
+def test_matches_scipy(n, seed, density, low, integer, directed, unweighted, kind, backend):
+    rng = np.random.default_rng(seed)
+    w = random_dense(rng, n, density, low, integer)
+    if kind == "dense":
+        graph = w
+    elif kind == "list":
+        graph = w.tolist()
+    elif kind == "masked":
+        graph = np.ma.masked_array(w, mask=rng.random((n, n)) < 0.2)
+    else:
+        # explicit zeros in sparse input are zero-weight edges
+        mask = rng.random((n, n)) < density
+        i, j = np.nonzero(mask)
+        data = np.where(rng.random(i.size) < 0.2, 0.0, w[i, j])
+        graph = (sp.csr_matrix if kind == "csr" else sp.csc_matrix)((data, (i, j)), shape=(n, n))
+    assert_same(graph, backend, directed=directed, unweighted=unweighted)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 25), seed=st.integers(0, 2**32 - 1), directed=st.booleans())
+def test_predecessors_give_shortest_paths(n, seed, directed):
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.5, 10, size=(n, n))
+    w[rng.random((n, n)) < 0.6] = 0
+    dist, pred = fw.floyd_warshall(w, directed=directed, return_predecessors=True)
+    sdist, spred = scipy_fw(w, directed=directed, return_predecessors=True)
+    np.testing.assert_allclose(dist, sdist)
+    # random float weights have no ties: the predecessor matrix is unique
+    assert np.array_equal(pred, spred)
+    wd = np.where(w == 0, np.inf, w)
+    if not directed:
+        wd = np.minimum(wd, wd.T)
+    for i in range(n):
+        for j in range(n):
+            if i != j and np.isfinite(dist[i, j]):
+                path = [j]
+                while path[-1] != i:
+                    path.append(pred[i, path[-1]])
+                assert np.isclose(path_length(wd, path[::-1]), dist[i, j])
+
+
+def test_negative_cycle_error_is_scipys():
+    g = np.array([[0, 1, 0], [0, 0, -3], [1, 0, 0]], dtype=float)
+    with pytest.raises(ScipyNegativeCycleError, match=r"Negative cycle in nodes \[0 1 2\]"):
+        fw.floyd_warshall(g)
+    with pytest.raises(fw.NegativeCycleError) as info:
+        fw.floyd_warshall(g)
+    assert info.value.vertices == [0, 1, 2]
+
+
+def test_self_loops_ignored_as_in_scipy():
+    g = np.array([[-5.0, 1], [0, 7]])
+    np.testing.assert_array_equal(fw.floyd_warshall(g), scipy_fw(g))
+
+
+def test_overwrite_writes_into_input():
+    g = np.array([[0, 1, 0], [0, 0, 2], [0, 0, 0]], dtype=np.float64)
+    out = fw.floyd_warshall(g, overwrite=True)
+    assert out is g and g[0, 2] == 3
+
+
+def test_docstring_example():
+    graph = sp.csr_matrix([[0, 1, 2, 0], [0, 0, 0, 1], [2, 0, 0, 3], [0, 0, 0, 0]])
+    dist, pred = fw.floyd_warshall(graph, directed=False, return_predecessors=True)
+    sd, spd = scipy_fw(graph, directed=False, return_predecessors=True)
+    assert np.array_equal(dist, sd) and np.array_equal(pred, spd)
+
+
+def test_bad_shapes_raise_like_scipy():
+    with pytest.raises(ValueError):
+        fw.floyd_warshall(np.zeros((2, 3)))
