@@ -36,8 +36,13 @@ class EngineOutput:
 
     dist: Any
     pred: Any = None
-    #: "compute" is required; engines may add "h2d", "d2h", "phase1", ...
+    #: "compute" is required; engines may add "h2d", "d2h", "comm", ...
     timings: dict = field(default_factory=dict)
+    #: set by engines whose matrix is not on every process (MPI): whether any
+    #: diagonal entry went negative, known on every rank; None: read it off ``dist``
+    negative_diagonal: bool | None = None
+    #: engine facts worth keeping with the result (process grid, device name, ...)
+    metadata: dict = field(default_factory=dict)
 
 
 class Stopwatch:

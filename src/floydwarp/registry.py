@@ -21,6 +21,7 @@ BACKEND_MODULES = {
     "reference": "floydwarp.cpu.reference",
     "cpu": "floydwarp.cpu.engine",
     "gpu": "floydwarp.gpu.engine",
+    "mpi": "floydwarp.dist.engine",
 }
 
 

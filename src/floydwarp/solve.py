@@ -63,11 +63,15 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out = impl.run(graph, plan)
-    dist = out.dist
-    cycles = _negative_cycles(graph, dist)
-    if cycles and plan.clamp:
-        dist, out = _rerun_in_float64(impl, graph, plan, out)
-    dist = numeric.normalize_unreachable(dist, choice.dtype, stats)
+        negative = out.negative_diagonal
+        if negative is None:
+            negative = _has_negative_diagonal(out.dist)
+        if negative and plan.clamp:
+            out = _rerun_in_float64(impl, graph, plan, out)
+    if out.dist is None:
+        return None        # an MPI rank other than 0: the result lives on rank 0
+    cycles = _negative_cycles(graph, out.dist) if negative else NegativeCycles.none(graph.n)
+    dist = numeric.normalize_unreachable(out.dist, choice.dtype, stats)
     if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise DtypeError(
             f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "
@@ -75,13 +79,18 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph,
-                  metadata={"dtype_verified_after_run": bool(choice.verify_after)})
+                  metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})
+
+
+def _has_negative_diagonal(dist) -> bool:
+    xp = array_module(dist)
+    return bool((xp.diagonal(dist) < 0).any())
 
 
 def _negative_cycles(graph, dist) -> NegativeCycles:
     xp = array_module(dist)
     seeds = to_host(xp.flatnonzero(xp.diagonal(dist) < 0))
-    return NegativeCycles.from_graph(graph, seeds) if seeds.size else NegativeCycles.none(graph.n)
+    return NegativeCycles.from_graph(graph, seeds)
 
 
 def _rerun_in_float64(impl, graph, plan, first):
@@ -90,8 +99,9 @@ def _rerun_in_float64(impl, graph, plan, first):
     float64 keeps those pairs exact (inf + -inf is NaN, which never wins), so the
     distances are recomputed there and cast back."""
     out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False))
-    xp = array_module(out.dist)
-    inf = float(plan.inf)
-    dist = xp.clip(out.dist, -inf, inf).astype(plan.dtype)
     timings = {k: first.timings.get(k, 0.0) + out.timings.get(k, 0.0) for k in {*first.timings, *out.timings}}
-    return dist, dataclasses.replace(out, dist=dist, timings=timings)
+    dist = out.dist
+    if dist is not None:
+        inf = float(plan.inf)
+        dist = array_module(dist).clip(dist, -inf, inf).astype(plan.dtype)
+    return dataclasses.replace(out, dist=dist, timings=timings)

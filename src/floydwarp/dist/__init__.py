@@ -1,0 +1,1 @@
+"""Distributed engines: MPI processes, one per core group or GPU (``backend="mpi"``)."""

@@ -1,0 +1,363 @@
+"""The ``mpi`` backend: Floyd-Warshall over MPI processes.
+
+Run every rank with the same graph (``mpiexec -n P python prog.py`` calling
+:func:`floydwarp.solve` with ``backend="mpi"``, or ``mpiexec -n P floydwarp
+solve ... --distributed``).  Rank 0 gets the :class:`Result`; the other ranks
+get ``None``.
+
+Algorithms
+----------
+``blocked-2d`` (default)
+    Tiles dealt 2D block-cyclically over a Pr x Pc process grid
+    (:mod:`floydwarp.dist.grid`).  Each round the pivot tile's owner closes it
+    (phase 1), the pivot goes along its process row and column, the owners
+    of the pivot row and column tiles update them (phase 2), the pivot tile
+    row is broadcast down process columns and the pivot tile column along
+    process rows, and every process updates its own tiles (phase 3).  With
+    lookahead, a process first updates the tiles the next round pivots on,
+    starts that round's phases 1-2 and non-blocking broadcasts, and only then
+    updates the rest of its tiles, so the broadcasts travel during phase 3.
+``rows``
+    Seed 002's 1D decomposition: contiguous blocks of rows per process; for
+    each k the owner of row k broadcasts it and every process relaxes its rows.
+
+Each process computes with the Numba kernels of the ``cpu`` backend on
+``threads`` cores (default: the node's cores shared among its ranks).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from ..plan import EngineOutput
+from ..predecessors import NO_PREDECESSOR
+from ..registry import register, register_backend
+from . import mpi as mpi_util
+from .grid import ProcessGrid
+
+register_backend("mpi", "MPI processes (mpiexec -n P): 2D block-cyclic tiles, Numba on each rank",
+                 probe=mpi_util.probe)
+
+DEFAULT_BLOCK = 64
+
+
+def _threads(plan, comm):
+    import numba
+
+    if plan.threads is not None:
+        return int(plan.threads)
+    share = max(1, (os.cpu_count() or 1) // mpi_util.ranks_on_this_node(comm))
+    return min(share, numba.config.NUMBA_NUM_THREADS)
+
+
+def _lo(plan):
+    return np.dtype(plan.dtype).type(-plan.inf)
+
+
+# --------------------------------------------------------------------------- 2D block-cyclic
+def local_start_tiles(graph, grid: ProcessGrid, bs: int, dtype, inf, with_pred: bool):
+    """This process's tiles of the start matrix, built from the edges it owns (no n x n array)."""
+    nt = -(-graph.n // bs)
+    rows, cols = grid.tile_rows(nt), grid.tile_cols(nt)
+    local = np.full((len(rows), len(cols), bs, bs), inf, dtype=dtype)
+    diag = np.arange(bs)
+    for li, I in enumerate(rows):
+        lj = grid.local_col(I)
+        if lj is not None:
+            local[li, lj, diag, diag] = 0
+    src, dst, w = graph.edges()
+    I, J = src // bs, dst // bs
+    mine = (I % grid.rows == grid.my_row) & (J % grid.cols == grid.my_col)
+    src, dst, w, I, J = src[mine], dst[mine], w[mine], I[mine], J[mine]
+    local[I // grid.rows, J // grid.cols, src % bs, dst % bs] = w.astype(dtype)
+    pred = None
+    if with_pred:
+        # pred[i, j] = i for every edge i -> j, i != j
+        global_row = (np.asarray(rows)[:, None, None, None] * bs + diag[None, None, :, None])
+        pred = np.where(local < inf, global_row, NO_PREDECESSOR).astype(np.int32)
+        for li, I_ in enumerate(rows):
+            lj = grid.local_col(I_)
+            if lj is not None:
+                pred[li, lj, diag, diag] = NO_PREDECESSOR
+    return local, pred
+
+
+class BlockCyclic:
+    """One process's share of the blocked schedule and the messages it exchanges."""
+
+    def __init__(self, comm, grid, local, plocal, clamp, lo, clock):
+        from . import tiles
+
+        self.K = tiles
+        self.comm, self.grid = comm, grid
+        self.row_comm = comm.Split(color=grid.my_row, key=grid.my_col)
+        self.col_comm = comm.Split(color=grid.my_col, key=grid.my_row)
+        self.local, self.plocal = local, plocal
+        self.clamp, self.lo, self.clock = clamp, lo, clock
+        self.nt_rows, self.nt_cols, self.bs = local.shape[0], local.shape[1], local.shape[2]
+        self.pred = plocal is not None
+
+    def free(self):
+        self.row_comm.Free()
+        self.col_comm.Free()
+
+    # -- phases 1 and 2 for round r, then start the panel broadcasts (non-blocking)
+    def pivot_and_panels(self, r):
+        from ..cpu.kernels import fw_tile, fw_tile_pred
+
+        g, bs, L, P = self.grid, self.bs, self.local, self.plocal
+        li, lj = g.local_row(r), g.local_col(r)
+        piv = np.empty((bs, bs), L.dtype)
+        ppiv = np.empty((bs, bs), np.int32) if self.pred else None
+        if li is not None and lj is not None:
+            if self.pred:
+                fw_tile_pred(L[li, lj], P[li, lj], self.clamp, self.lo)
+                ppiv[...] = P[li, lj]
+            else:
+                fw_tile(L[li, lj], self.clamp, self.lo)
+            piv[...] = L[li, lj]
+        with self.clock():
+            if li is not None:
+                self.row_comm.Bcast(piv, root=r % g.cols)
+                if self.pred:
+                    self.row_comm.Bcast(ppiv, root=r % g.cols)
+            if lj is not None:
+                self.col_comm.Bcast(piv, root=r % g.rows)
+                if self.pred:
+                    self.col_comm.Bcast(ppiv, root=r % g.rows)
+        dummy = np.empty((1, 1, 1), np.int32)
+        if li is not None:
+            self.K.pivot_row_panel(L[li], P[li] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
+                                   -1 if lj is None else lj, self.clamp, self.lo, self.pred)
+        if lj is not None:
+            self.K.pivot_col_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv,
+                                   ppiv if self.pred else dummy[0], -1 if li is None else li,
+                                   self.clamp, self.lo, self.pred)
+        rowp = np.ascontiguousarray(L[li]) if li is not None else np.empty((self.nt_cols, bs, bs), L.dtype)
+        colp = np.ascontiguousarray(L[:, lj]) if lj is not None else np.empty((self.nt_rows, bs, bs), L.dtype)
+        bufs = [rowp, colp]
+        with self.clock():
+            reqs = [self.col_comm.Ibcast(rowp, root=r % g.rows), self.row_comm.Ibcast(colp, root=r % g.cols)]
+            if self.pred:
+                prowp = np.ascontiguousarray(P[li]) if li is not None else np.empty((self.nt_cols, bs, bs), np.int32)
+                reqs.append(self.col_comm.Ibcast(prowp, root=r % g.rows))
+                bufs.append(prowp)
+        return bufs, reqs
+
+    def wait(self, reqs):
+        from mpi4py import MPI
+
+        with self.clock():
+            MPI.Request.Waitall(reqs)
+
+    # -- phase 3 on a chosen set of local tiles
+    def update(self, bufs, sel_i, sel_j):
+        if sel_i.size == 0:
+            return
+        if self.pred:
+            rowp, colp, prowp = bufs
+            self.K.update_tiles_pred(self.local, self.plocal, colp, rowp, prowp, sel_i, sel_j, self.clamp, self.lo)
+        else:
+            rowp, colp = bufs
+            self.K.update_tiles(self.local, colp, rowp, sel_i, sel_j, self.clamp, self.lo)
+
+    def tiles_except(self, r, *, only_next=None):
+        """Local tile coordinates to update in round r's phase 3 (pivot row and column excluded).
+
+        ``only_next=True``: just the tiles in tile row or column r + 1 (the lookahead);
+        ``False``: all others.
+        """
+        g = self.grid
+        li_r, lj_r = g.local_row(r), g.local_col(r)
+        ii, jj = np.meshgrid(np.arange(self.nt_rows), np.arange(self.nt_cols), indexing="ij")
+        keep = np.ones(ii.shape, bool)
+        if li_r is not None:
+            keep[li_r, :] = False
+        if lj_r is not None:
+            keep[:, lj_r] = False
+        if only_next is not None:
+            nxt = np.zeros(ii.shape, bool)
+            li_n, lj_n = g.local_row(r + 1), g.local_col(r + 1)
+            if li_n is not None:
+                nxt[li_n, :] = True
+            if lj_n is not None:
+                nxt[:, lj_n] = True
+            keep &= nxt if only_next else ~nxt
+        return ii[keep].astype(np.int64), jj[keep].astype(np.int64)
+
+    def run(self, nt, report, lookahead=True):
+        bufs, reqs = self.pivot_and_panels(0)
+        self.wait(reqs)
+        for r in range(nt):
+            if lookahead and r + 1 < nt:
+                self.update(bufs, *self.tiles_except(r, only_next=True))
+                next_bufs, next_reqs = self.pivot_and_panels(r + 1)
+                self.update(bufs, *self.tiles_except(r, only_next=False))
+                self.wait(next_reqs)
+                bufs = next_bufs
+            else:
+                self.update(bufs, *self.tiles_except(r))
+                if r + 1 < nt:
+                    bufs, reqs = self.pivot_and_panels(r + 1)
+                    self.wait(reqs)
+            report(r + 1, nt)
+
+
+def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
+    """Assemble every process's tiles into the n x n matrix on ``root`` (None elsewhere)."""
+    nt = -(-n // bs)
+    if comm.Get_rank() != root:
+        comm.Send(np.ascontiguousarray(local), dest=root, tag=7)
+        return None
+    full = np.empty((nt * bs, nt * bs), dtype)
+    for rank in range(grid.size):
+        g = ProcessGrid(grid.rows, grid.cols, rank)
+        rows, cols = g.tile_rows(nt), g.tile_cols(nt)
+        if rank == root:
+            part = local
+        else:
+            part = np.empty((len(rows), len(cols), bs, bs), dtype)
+            comm.Recv(part, source=rank, tag=7)
+        for li, I in enumerate(rows):
+            for lj, J in enumerate(cols):
+                full[I * bs:(I + 1) * bs, J * bs:(J + 1) * bs] = part[li, lj]
+    return np.ascontiguousarray(full[:n, :n])
+
+
+@register("mpi", "blocked-2d", default=True)
+def blocked_2d(graph, plan) -> EngineOutput:
+    """2D block-cyclic blocked Floyd-Warshall with lookahead (MPI + Numba)."""
+    import numba
+
+    comm = mpi_util.world()
+    with mpi_util.abort_on_error(comm):
+        grid = ProcessGrid.for_size(comm.Get_size(), comm.Get_rank(), plan.options.get("grid"))
+        bs = int(plan.block_size or DEFAULT_BLOCK)
+        if bs < 1:
+            raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
+        nt = -(-plan.n // bs) if plan.n else 0
+        local, plocal = local_start_tiles(graph, grid, bs, plan.dtype, plan.inf, plan.predecessors)
+        clock = mpi_util.CommClock()
+        previous = numba.get_num_threads()
+        numba.set_num_threads(_threads(plan, comm))
+        try:
+            _warm_up(plan)
+            with clock():
+                comm.Barrier()
+            clock.seconds = 0.0
+            t0 = time.perf_counter()
+            if nt:
+                engine = BlockCyclic(comm, grid, local, plocal, bool(plan.clamp), _lo(plan), clock)
+                engine.run(nt, plan.report, lookahead=plan.options.get("lookahead", True))
+                engine.free()
+            compute = time.perf_counter() - t0
+        finally:
+            numba.set_num_threads(previous)
+        t1 = time.perf_counter()
+        dist = _gather_tiles(comm, grid, local, plan.n, bs, plan.dtype)
+        pred = _gather_tiles(comm, grid, plocal, plan.n, bs, np.int32) if plan.predecessors else None
+        timings = {"compute": compute, "comm": clock.seconds, "gather": time.perf_counter() - t1}
+        return _output(comm, dist, pred, timings, grid)
+
+
+def _output(comm, dist, pred, timings, grid):
+    """Rank 0 gets the matrices; every rank learns whether a diagonal went negative."""
+    negative = comm.bcast(bool(dist is not None and np.any(np.diagonal(dist) < 0)), root=0)
+    meta = {"processes": grid.size, "grid": [grid.rows, grid.cols]}
+    return EngineOutput(dist, pred, timings, negative_diagonal=negative, metadata=meta)
+
+
+def _warm_up(plan):
+    """Compile every kernel specialization on a tiny problem (this process alone), off the clock."""
+    from mpi4py import MPI
+
+    dt = np.dtype(plan.dtype)
+    local = np.zeros((2, 2, 2, 2), dt)
+    plocal = np.zeros((2, 2, 2, 2), np.int32) if plan.predecessors else None
+    engine = BlockCyclic(MPI.COMM_SELF, ProcessGrid(1, 1, 0), local, plocal, True, _lo(plan),
+                         mpi_util.CommClock())
+    engine.run(2, lambda done, total: None)
+    engine.free()
+
+
+# --------------------------------------------------------------------------- 1D rows (seed 002)
+@register("mpi", "rows")
+def rows(graph, plan) -> EngineOutput:
+    """Seed 002's 1D decomposition: row blocks per process, row k broadcast by its owner every k."""
+    import numba
+
+    from . import rowkernels
+
+    comm = mpi_util.world()
+    with mpi_util.abort_on_error(comm):
+        size, rank, n = comm.Get_size(), comm.Get_rank(), plan.n
+        bounds = np.linspace(0, n, size + 1).astype(np.int64)      # rows [bounds[p], bounds[p+1]) on p
+        lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
+        d = _row_block(graph, lo_row, hi_row, plan.dtype, plan.inf)
+        p = None
+        if plan.predecessors:
+            rows_idx = np.arange(lo_row, hi_row, dtype=np.int32)[:, None]
+            p = np.where(d < plan.inf, rows_idx, NO_PREDECESSOR).astype(np.int32)
+            p[np.arange(hi_row - lo_row), np.arange(lo_row, hi_row)] = NO_PREDECESSOR
+        owner = np.searchsorted(bounds, np.arange(n), side="right") - 1
+        row = np.empty(n, plan.dtype)
+        prow = np.empty(n, np.int32)
+        clock = mpi_util.CommClock()
+        previous = numba.get_num_threads()
+        numba.set_num_threads(_threads(plan, comm))
+        try:
+            rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), _lo(plan))      # compile off the clock
+            if p is not None:
+                rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), _lo(plan))
+            with clock():
+                comm.Barrier()
+            clock.seconds = 0.0
+            t0 = time.perf_counter()
+            step = max(1, n // 64)
+            for k in range(n):
+                root = int(owner[k])
+                if rank == root:
+                    row[:] = d[k - lo_row]
+                    if p is not None:
+                        prow[:] = p[k - lo_row]
+                with clock():
+                    comm.Bcast(row, root=root)
+                    if p is not None:
+                        comm.Bcast(prow, root=root)
+                if p is None:
+                    rowkernels.relax_rows(d, row, k, bool(plan.clamp), _lo(plan))
+                else:
+                    rowkernels.relax_rows_pred(d, p, row, prow, k, bool(plan.clamp), _lo(plan))
+                if (k + 1) % step == 0 or k + 1 == n:
+                    plan.report(k + 1, n)
+            compute = time.perf_counter() - t0
+        finally:
+            numba.set_num_threads(previous)
+        t1 = time.perf_counter()
+        counts = (np.diff(bounds) * n).tolist()
+        dist = _gather_rows(comm, d, counts, n, plan.dtype)
+        pred = _gather_rows(comm, p, counts, n, np.int32) if p is not None else None
+        timings = {"compute": compute, "comm": clock.seconds, "gather": time.perf_counter() - t1}
+        return _output(comm, dist, pred, timings, ProcessGrid(size, 1, rank))
+
+
+def _row_block(graph, lo_row, hi_row, dtype, inf):
+    d = np.full((hi_row - lo_row, graph.n), inf, dtype=dtype)
+    r = np.arange(lo_row, hi_row)
+    d[r - lo_row, r] = 0
+    src, dst, w = graph.edges()
+    mine = (src >= lo_row) & (src < hi_row)
+    d[src[mine] - lo_row, dst[mine]] = w[mine].astype(dtype)
+    return d
+
+
+def _gather_rows(comm, block, counts, n, dtype):
+    from mpi4py import MPI
+
+    full = np.empty((n, n), dtype) if comm.Get_rank() == 0 else None
+    recv = [full, counts, MPI._typedict[np.dtype(dtype).char]] if full is not None else None
+    comm.Gatherv(np.ascontiguousarray(block), recv, root=0)
+    return full

@@ -1,0 +1,67 @@
+"""MPI plumbing: the world communicator, timed collectives, and failing fast.
+
+The MPI builds pip installs are not CUDA-aware: only host buffers go through
+MPI here (device data moves through NCCL).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+
+def world():
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+def probe() -> str | None:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed: pip install 'floydwarp[mpi]' (and run under mpiexec)"
+    return None
+
+
+def ranks_on_this_node(comm) -> int:
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return local.Get_size()
+    finally:
+        local.Free()
+
+
+class CommClock:
+    """Accumulates the seconds spent inside MPI calls (seed 002's communication share)."""
+
+    def __init__(self):
+        self.seconds = 0.0
+
+    @contextlib.contextmanager
+    def __call__(self):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def abort_on_error(comm):
+    """Any exception on one rank ends the whole job (no rank is left waiting in a collective).
+
+    The message names the rank; MPI_Abort makes every process exit non-zero.
+    """
+    try:
+        yield
+    except BaseException as exc:  # noqa: BLE001 - every failure must end the job
+        if comm.Get_size() == 1:
+            raise
+        sys.stderr.write(f"floydwarp: rank {comm.Get_rank()} of {comm.Get_size()} failed: "
+                         f"{type(exc).__name__}: {exc}\n")
+        sys.stderr.flush()
+        comm.Abort(int(os.environ.get("FLOYDWARP_MPI_ABORT_CODE", "3")))

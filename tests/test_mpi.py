@@ -1,0 +1,42 @@
+"""The mpi backend under a real launcher (mpiexec -n 2 and -n 4, oversubscribed on small machines)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py")
+MPIEXEC = shutil.which("mpiexec")
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec")]
+SCRIPTS = Path(__file__).parent / "mpi_scripts"
+
+
+def launch(n, script, *args, timeout=300):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    proc = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, str(SCRIPTS / script), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    return proc, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_results_identical_to_single_process(ranks):
+    proc, _ = launch(ranks, "check_equal.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["size"] == ranks and summary["cases"] > 50
+    assert summary["failures"] == []
+
+
+@pytest.mark.parametrize("mode", ["kill", "raise"])
+def test_a_failing_rank_ends_the_job(mode):
+    proc, seconds = launch(2, "kill_rank.py", mode, timeout=120)
+    assert proc.returncode != 0
+    assert seconds < 60
+    if mode == "raise":
+        assert "rank 1 of 2 failed: RuntimeError: injected failure in round 3" in proc.stderr
