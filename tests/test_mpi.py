@@ -40,3 +40,27 @@ def test_a_failing_rank_ends_the_job(mode):
     assert seconds < 60
     if mode == "raise":
         assert "rank 1 of 2 failed: RuntimeError: injected failure in round 3" in proc.stderr
+
+
+def launch_cli(n, *args, timeout=300):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0")
+    return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m", "floydwarp", "solve", *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_cli_distributed_solve_prints_once_and_checks():
+    proc = launch_cli(2, "-g", "150", "-p", "10", "--distributed", "-c")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("backend:   mpi/blocked-2d") == 1
+    assert "check:     match" in proc.stdout
+    assert "2 MPI ranks (rank:pid@host) 0:" in proc.stderr
+
+
+def test_bad_input_refused_on_every_rank_with_the_same_message(tmp_path):
+    bad = tmp_path / "bad.gr"
+    bad.write_text("p sp 3 1\na 1 7 5\n")
+    proc = launch_cli(2, str(bad), "--distributed")
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2 and errors[0] == errors[1] and "bad.gr" in errors[0]

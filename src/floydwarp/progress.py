@@ -6,7 +6,10 @@ import contextlib
 
 @contextlib.contextmanager
 def progress_callback(progress, description=""):
-    """Yield ``report(done, total)`` for an engine, or None when nobody listens."""
+    """Yield ``report(done, total)`` for an engine, or None when nobody listens.
+
+    The bar appears only once a run has taken a second, so short runs print nothing.
+    """
     if not progress:
         yield None
         return
@@ -20,7 +23,7 @@ def progress_callback(progress, description=""):
     def report(done, total):
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc=description, unit="round", leave=False)
+            bar = tqdm(total=total, desc=description, unit="round", leave=False, delay=1.0)
         bar.update(done - bar.n)
 
     try:

@@ -70,26 +70,35 @@ def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=Fa
     return deco
 
 
-def _load(backend):
-    if backend not in BACKEND_MODULES:
-        raise FloydwarpError(f"unknown backend {backend!r}; choose one of {', '.join(['auto', *BACKEND_MODULES])}")
-    if backend not in _BACKENDS:
-        importlib.import_module(BACKEND_MODULES[backend])
-    return _BACKENDS[backend]
+def backend(name) -> Backend:
+    """The backend called ``name``, importing its module on first use.
+
+    A module that cannot be imported (a missing optional package) gives a
+    backend whose probe says why, so listing backends never fails.
+    """
+    if name not in BACKEND_MODULES:
+        raise FloydwarpError(f"unknown backend {name!r}; choose one of {', '.join(['auto', *BACKEND_MODULES])}")
+    if name not in _BACKENDS:
+        try:
+            importlib.import_module(BACKEND_MODULES[name])
+        except ImportError as exc:
+            reason = f"cannot import {BACKEND_MODULES[name]} ({exc})"
+            register_backend(name, "", probe=lambda: reason)
+    return _BACKENDS[name]
 
 
 def backends() -> list[Backend]:
     """Every known backend (importing each backend's module)."""
-    return [_load(name) for name in BACKEND_MODULES]
+    return [backend(name) for name in BACKEND_MODULES]
 
 
-def algorithms(backend) -> list[Implementation]:
-    _load(backend)
-    return [impl for (b, _), impl in _IMPLS.items() if b == backend]
+def algorithms(name) -> list[Implementation]:
+    backend(name)
+    return [impl for (b, _), impl in _IMPLS.items() if b == name]
 
 
-def unavailable_reason(backend) -> str | None:
-    return _load(backend).probe()
+def unavailable_reason(name) -> str | None:
+    return backend(name).probe()
 
 
 def resolve_backend(name, n) -> str:
@@ -100,25 +109,27 @@ def resolve_backend(name, n) -> str:
             raise BackendUnavailableError(f"backend {name!r} is not available: {reason}")
         return name
     candidates = [b for b in backends() if b.auto_priority > 0 and b.probe() is None and n >= b.auto_min_n()]
+    if not candidates:
+        raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
     return max(candidates, key=lambda b: b.auto_priority).name
 
 
-def lookup(backend, algorithm, *, dtype, predecessors, n) -> Implementation:
+def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
     """The implementation for a resolved backend, refusing combinations it cannot run."""
-    impls = algorithms(backend)
+    impls = algorithms(name)
     if algorithm == "auto":
         impl = next(i for i in impls if i.default)
     else:
-        impl = _IMPLS.get((backend, algorithm))
+        impl = _IMPLS.get((name, algorithm))
         if impl is None:
             names = ", ".join(i.algorithm for i in impls)
-            raise FloydwarpError(f"backend {backend!r} has no algorithm {algorithm!r}; it has: {names}")
+            raise FloydwarpError(f"backend {name!r} has no algorithm {algorithm!r}; it has: {names}")
     if dtype.name not in impl.dtypes:
         raise FloydwarpError(
-            f"{backend}/{impl.algorithm} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}")
+            f"{name}/{impl.algorithm} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}")
     if predecessors and not impl.predecessors:
         with_pred = ", ".join(i.algorithm for i in impls if i.predecessors)
-        raise FloydwarpError(f"{backend}/{impl.algorithm} cannot compute predecessors; these can: {with_pred}")
+        raise FloydwarpError(f"{name}/{impl.algorithm} cannot compute predecessors; these can: {with_pred}")
     if impl.max_n is not None and n > impl.max_n:
-        raise FloydwarpError(f"{backend}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
+        raise FloydwarpError(f"{name}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
     return impl

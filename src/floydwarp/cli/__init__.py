@@ -1,0 +1,29 @@
+"""The ``floydwarp`` command line.
+
+Each subcommand is one module of this package that registers its command on
+the shared Typer app (:mod:`floydwarp.cli.app`) when imported.  Adding a
+subcommand is one module and one name in ``COMMANDS``.
+"""
+from __future__ import annotations
+
+import importlib
+
+#: Subcommand modules, in the order ``floydwarp --help`` lists them.
+COMMANDS = (
+    "solve",
+    "generate",
+    "info",
+    "bench",
+)
+
+for _name in COMMANDS:
+    importlib.import_module(f"{__name__}.{_name}")
+
+
+def main(argv=None):
+    """Entry point of the ``floydwarp`` script (and ``python -m floydwarp``)."""
+    from typer.main import get_command
+
+    from .app import app
+
+    return get_command(app).main(args=argv, prog_name="floydwarp")

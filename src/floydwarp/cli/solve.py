@@ -1,0 +1,272 @@
+"""``floydwarp solve``: shortest paths of a graph file or of a generated graph."""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+
+from ..bench.report import format_rate, format_seconds
+from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
+                  UsageError, Weights, app, describe_generation, generate_graph)
+
+#: --check recomputes with the reference backend up to this n, with the cpu backend above it.
+CHECK_REFERENCE_MAX_N = 3000
+#: -V prints the whole matrix up to this n, else its corners.
+PRINT_FULL_MAX_N = 12
+PRINT_EDGE = 4
+MAX_LISTED = 10
+
+FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists), .npy, .npz"
+
+
+@app.command(short_help="Shortest paths of a graph file or a random graph.", epilog=(
+    "Exit status: 0 when solved (a negative cycle is reported, not an error), 1 when --check finds "
+    "a mismatch, 2 for a bad option or value."))
+def solve(
+    ctx: typer.Context,
+    input: Annotated[Optional[Path], typer.Argument(
+        metavar="INPUT", exists=True, dir_okay=False, show_default=False,
+        help=f"Graph file; its format is chosen by extension: {FORMATS}.")] = None,
+    generate: Annotated[Optional[int], typer.Option(
+        "--generate", "-g", metavar="N", min=0, show_default=False,
+        help="Solve a random graph of N vertices instead of INPUT (with -p, -s, --weights, ...).")] = None,
+    percent: Percent = DEFAULT_PERCENT,
+    seed: Seed = 0,
+    weights: Weights = DEFAULT_WEIGHTS,
+    potential: Potential = 0,
+    undirected: Undirected = False,
+    dtype: Annotated[str, typer.Option(
+        "--dtype", metavar="TYPE", help="Distance type: auto, int16, int32, int64, float32 or float64.  auto takes the narrowest "
+                        "that provably holds every shortest path; a type that cannot is refused.")] = "auto",
+    backend: Annotated[str, typer.Option(
+        "--backend", metavar="NAME", help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")] = "auto",
+    algorithm: Annotated[str, typer.Option(
+        "--algorithm", "-a", metavar="NAME", help="The backend's algorithm (see 'floydwarp info'); auto is its default.")] = "auto",
+    block_size: Annotated[Optional[int], typer.Option(
+        "--block-size", "-b", metavar="B", min=1, show_default=False,
+        help="Tile size of blocked algorithms (default: the backend's tuned value).")] = None,
+    threads: Annotated[Optional[int], typer.Option(
+        "--threads", metavar="T", min=1, show_default=False, help="CPU threads (default: all).")] = None,
+    vectorize: Annotated[bool, typer.Option(
+        "--vectorize", "-v",
+        help="Use the vectorized variant of the GPU algorithm (-a blocked -v runs blocked-vec).  The CPU "
+             "kernels are vectorized already: on the CPU -v changes nothing.")] = False,
+    predecessors: Annotated[bool, typer.Option(
+        "--predecessors", help="Also compute the predecessor matrix (routes), written with --output.")] = False,
+    check: Annotated[bool, typer.Option(
+        "--check", "-c",
+        help=f"Recompute with the reference backend (the cpu backend for n > {CHECK_REFERENCE_MAX_N}), print "
+             "'check: match' or the first mismatches, and the result's Fletcher-16 checksum.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-V",
+        help=f"Print the distance matrix (its corners when n > {PRINT_FULL_MAX_N}).")] = False,
+    distributed: Annotated[bool, typer.Option(
+        "--distributed",
+        help="Run as one rank of an MPI job (mpiexec -n P floydwarp solve ... --distributed): the mpi "
+             "backend; rank 0 prints and writes the result.")] = False,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", metavar="OUT", dir_okay=False, show_default=False,
+        help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")] = None,
+):
+    """All-pairs shortest paths of a graph file or of a generated graph."""
+    import floydwarp as fw
+    from .. import numeric
+
+    if (input is None) == (generate is None):
+        raise UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
+    if input is not None:
+        given = [f"--{name}" for name in GENERATION_OPTIONS
+                 if ctx.get_parameter_source(name).name == "COMMANDLINE"]
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply with --generate", ctx)
+    if dtype != "auto":
+        numeric.canonical_dtype(dtype)               # refuse int8, "foo", ... before any work
+    if output is not None and input is not None and output.exists() and output.resolve() == input.resolve():
+        raise UsageError(f"refusing to overwrite the input file {input}; choose another --output", ctx)
+
+    if input is not None:
+        from ..io import read_graph
+        graph = read_graph(input)
+        source = str(input)
+    else:
+        graph = generate_graph(generate, percent, seed, weights, potential, undirected)
+        source = describe_generation(percent, seed, weights, potential, undirected)
+    if vectorize:
+        backend, algorithm = vectorized_variant(backend, algorithm, graph.n)
+    if distributed:
+        if backend not in ("auto", "mpi"):
+            raise UsageError(f"--distributed runs the mpi backend, not {backend!r}", ctx)
+        backend = "mpi"
+        announce_ranks()
+
+    start = time.perf_counter()
+    result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
+                      block_size=block_size, threads=threads, progress=progress_wanted())
+    wall = time.perf_counter() - start
+    if result is None:
+        return                                       # an MPI rank other than 0: rank 0 reports
+
+    echo = typer.echo
+    echo(f"input:     {source}")
+    echo(f"n:         {result.n:,}")
+    echo(f"edges:     {graph.num_edges:,}")
+    echo(f"dtype:     {result.dtype.name}")
+    echo(f"backend:   {result.backend}/{result.algorithm}")
+    stages = ", ".join(f"{k} {format_seconds(v)}" for k, v in result.timings.items())
+    echo(f"time:      {format_seconds(wall)} ({stages})")
+    echo(f"rate:      {format_rate(result.relaxations_per_second)} (n^3 / compute time)")
+    echo(f"negative cycle: {describe_cycles(result)}")
+
+    failed = False
+    if check:
+        failed = not run_check(result, graph)
+    if output is not None:
+        from ..io import write_result
+        write_result(result, output, inputs=() if input is None else (input,))
+        echo(f"output:    {output}")
+    if verbose:
+        echo(format_matrix(result))
+    if failed:
+        raise typer.Exit(1)
+
+
+# ---------------------------------------------------------------- pieces
+def progress_wanted() -> bool:
+    """A progress bar (tqdm, with ETA) only on a terminal: nothing extra in pipes, files and logs."""
+    return sys.stderr.isatty()
+
+
+def announce_ranks():
+    """One stderr line from rank 0 mapping ranks to processes, so that a launcher's report of a
+    dead PID names the rank."""
+    from ..dist.mpi import world
+
+    comm = world()
+    table = comm.gather(f"{comm.Get_rank()}:{os.getpid()}@{socket.gethostname()}", root=0)
+    if comm.Get_rank() == 0:
+        typer.echo(f"floydwarp: {comm.Get_size()} MPI ranks (rank:pid@host) {' '.join(table)}", err=True)
+
+
+def vectorized_variant(backend: str, algorithm: str, n: int) -> tuple[str, str]:
+    """Seed 000's -v: the ``<algorithm>-vec`` variant where the backend has vectorized variants."""
+    from .. import registry
+    from ..errors import FloydwarpError
+
+    name = registry.resolve_backend(backend, n)
+    impls = registry.algorithms(name)
+    variants = [i.algorithm for i in impls if i.algorithm.endswith("-vec")]
+    if not variants:                                  # e.g. the CPU: nothing to switch
+        return name, algorithm
+    base = next(i.algorithm for i in impls if i.default) if algorithm == "auto" else algorithm
+    if base.endswith("-vec"):
+        return name, base
+    if f"{base}-vec" in variants:
+        return name, f"{base}-vec"
+    bases = ", ".join(f"-a {v.removesuffix('-vec')}" for v in variants)
+    raise FloydwarpError(f"{name}/{base} has no vectorized variant; -v works with {bases}")
+
+
+def describe_cycles(result) -> str:
+    if not result.has_negative_cycle:
+        return "none"
+    vertices = [result.label(int(v)) for v in result.negative_cycle_vertices]
+    listed = ", ".join(map(str, vertices[:MAX_LISTED]))
+    more = f", ... ({len(vertices)} vertices)" if len(vertices) > MAX_LISTED else ""
+    return f"yes, through vertices [{listed}{more}]; pairs it reaches have no shortest path"
+
+
+def run_check(result, graph) -> bool:
+    """Recompute independently, print the verdict and the checksum; True when they match."""
+    import floydwarp as fw
+    from ..checksum import checksum, format_checksum
+
+    # Above the reference's reach, check with a cpu algorithm other than the one being checked.
+    if result.n <= CHECK_REFERENCE_MAX_N:
+        check_backend, check_algorithm = "reference", "auto"
+    else:
+        same = result.backend == "cpu" and result.algorithm == "blocked"
+        check_backend, check_algorithm = "cpu", "rows" if same else "blocked"
+    expected = fw.solve(graph, dtype=result.dtype.name, backend=check_backend, algorithm=check_algorithm,
+                        progress=progress_wanted())
+    count, first = mismatches(result, expected, exact=graph.weight_stats().integral)
+    against = f"{expected.backend}/{expected.algorithm}"
+    if count == 0:
+        typer.echo(f"check:     match ({against}, {result.dtype.name})")
+    else:
+        typer.echo(f"check:     MISMATCH in {count:,} entries against {against}; first {len(first)} (i, j, got, expected):")
+        for i, j, got, exp in first:
+            typer.echo(f"  {i} {j} {got} {exp}")
+    typer.echo(f"checksum:  {format_checksum(checksum(result))} (Fletcher-16 of the int64 distances)")
+    return count == 0
+
+
+def mismatches(result, expected, *, exact=True, limit=MAX_LISTED):
+    """How many entries differ, and the first ``limit`` as (i, j, got, expected).
+
+    ``exact``: compare exactly (integer weights); else float results may differ by rounding.
+    Entries with a negative cycle on the way have no defined value (it depends on the
+    order of the updates): there only reachability is compared.
+    """
+    from ..arrays import to_host
+
+    got_d, exp_d = result.dist, expected.dist
+    cycles = result.negative_cycles
+    n = result.n
+    exact = exact or result.dtype.kind == "i"
+    rtol = 1e-5 if result.dtype == np.float32 else 1e-12
+    rows = max(1, (16 << 20) // (8 * max(n, 1)))
+    count, first = 0, []
+    for s in range(0, n, rows):
+        g, e = to_host(got_d[s:s + rows]), to_host(exp_d[s:s + rows])
+        bad = (g != e) if exact else ~np.isclose(g, e, rtol=rtol, atol=0)
+        if cycles:
+            through = (cycles.reach_to[:, s:s + rows].T.astype(np.float32)
+                       @ cycles.reach_from.astype(np.float32)) > 0
+            bad = np.where(through, (g < result.inf) != (e < expected.inf), bad)
+        count += int(bad.sum())
+        for i, j in np.argwhere(bad)[:limit - len(first)]:
+            first.append((s + int(i), int(j), _cell(g[i, j], result.inf), _cell(e[i, j], expected.inf)))
+    if sorted(result.negative_cycle_vertices.tolist()) != sorted(expected.negative_cycle_vertices.tolist()):
+        count += 1
+    return count, first
+
+
+def _cell(value, inf) -> str:
+    if not value < inf:
+        return "inf"
+    return str(int(value)) if float(value).is_integer() else f"{float(value):.6g}"
+
+
+def format_matrix(result) -> str:
+    """The distance matrix as text: 'inf' unreachable, '-inf' through a negative cycle; corners when large."""
+    from ..arrays import to_host
+
+    n = result.n
+    if n <= PRINT_FULL_MAX_N:
+        idx = list(range(n))
+    else:
+        idx = list(range(PRINT_EDGE)) + [None] + list(range(n - PRINT_EDGE, n))
+    real = [i for i in idx if i is not None]
+    sub = to_host(result.dist[np.ix_(real, real)]) if real else np.zeros((0, 0))
+    pos = {v: k for k, v in enumerate(real)}
+
+    def cell(i, j):
+        if i is None or j is None:
+            return "..."
+        if result.has_negative_cycle and result.negative_cycles.affects(i, j) and sub[pos[i], pos[j]] < result.inf:
+            return "-inf"
+        return _cell(sub[pos[i], pos[j]], result.inf)
+
+    header = [""] + ["..." if j is None else str(result.label(j)) for j in idx]
+    table = [header] + [["..." if i is None else str(result.label(i))] + [cell(i, j) for j in idx] for i in idx]
+    width = max(len(c) for row in table for c in row)
+    lines = [" ".join(c.rjust(width) for c in row) for row in table]
+    if n > PRINT_FULL_MAX_N:
+        lines.append(f"(first and last {PRINT_EDGE} of {n:,} rows and columns)")
+    return "distances:\n" + "\n".join(lines)

@@ -1,0 +1,248 @@
+"""The command line, through Typer's runner (and one real `python -m floydwarp`)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import floydwarp as fw
+import floydwarp.io
+from floydwarp import registry
+from floydwarp.checksum import checksum
+from floydwarp.cli.app import app
+from floydwarp.cpu.reference import numpy_loop
+
+runner = CliRunner()
+
+#: tests that read or write graph/result files need the io engineer's floydwarp.io functions
+needs_io = pytest.mark.skipif(
+    not all(hasattr(floydwarp.io, f) for f in ("read_graph", "write_graph", "write_result")),
+    reason="floydwarp.io.read_graph/write_graph/write_result not there yet")
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def fields(output: str) -> dict:
+    """The `key: value` lines of a solve report."""
+    return {m[1]: m[2] for m in re.finditer(r"^([a-z ]+):\s+(.*)$", output, re.M)}
+
+
+def assert_user_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A backend with seed 000's vectorized variants (naive, naive-vec, blocked, blocked-vec)."""
+    monkeypatch.setattr(registry, "_BACKENDS", dict(registry._BACKENDS))
+    monkeypatch.setattr(registry, "_IMPLS", dict(registry._IMPLS))
+    monkeypatch.setitem(registry.BACKEND_MODULES, "fakegpu", "floydwarp.cpu.reference")
+    registry.register_backend("fakegpu", "a stand-in with -vec variants")
+    for name in ("naive", "naive-vec", "blocked", "blocked-vec"):
+        registry.register("fakegpu", name, default=name == "blocked", description=name)(numpy_loop)
+
+
+# ---------------------------------------------------------------- solve
+def test_solve_generate_long_flags():
+    r = run("solve", "--generate", 30, "--percent", 20, "--seed", 5, "--dtype", "int32", "--backend", "reference",
+            "--algorithm", "numpy", "--block-size", 16, "--threads", 1)
+    assert r.exit_code == 0, r.output
+    f = fields(r.stdout)
+    g = fw.generate.erdos_renyi(30, 20, seed=5)
+    assert f["n"] == "30" and f["edges"] == f"{g.num_edges:,}"
+    assert f["dtype"] == "int32" and f["backend"] == "reference/numpy"
+    assert re.match(r"[\d.]+ (ms|us|s) \(compute [\d.]+ (ms|us|s)\)", f["time"])
+    assert re.match(r"[\d.]+ [kMGT]? ?relax/s", f["rate"])
+    assert f["negative cycle"] == "none"
+    assert r.stderr == ""                              # no progress bar off a terminal
+
+
+def test_solve_short_flags_check_and_checksum():
+    r = run("solve", "-g", 25, "-p", 30, "-s", 7, "-a", "numpy", "-b", 8, "-v", "-c", "--backend", "reference")
+    assert r.exit_code == 0, r.output
+    f = fields(r.stdout)
+    assert f["check"].startswith("match")
+    expected = checksum(fw.solve(fw.generate.erdos_renyi(25, 30, seed=7), backend="reference"))
+    assert f["checksum"].startswith(f"0x{expected:04x}")
+
+
+def test_generation_options():
+    r = run("solve", "-g", 20, "-p", 40, "--weights", "-2,9", "--potential", 3, "--undirected", "--backend", "reference")
+    assert r.exit_code == 0, r.output
+    g = fw.generate.erdos_renyi(20, 40, weights=(-2, 9), potential=3, directed=False)
+    assert fields(r.stdout)["edges"] == f"{g.num_edges:,}"
+    assert "weights -2..9, potential 3, undirected" in r.stdout
+
+
+def test_verbose_prints_the_matrix():
+    r = run("solve", "-g", 8, "-p", 30, "-V", "--backend", "reference")
+    assert r.exit_code == 0, r.output
+    res = fw.solve(fw.generate.erdos_renyi(8, 30), backend="reference")
+    rows = r.stdout.split("distances:\n")[1].splitlines()
+    assert rows[0].split() == [str(j) for j in range(8)]
+    for i, line in enumerate(rows[1:9]):
+        cells = line.split()
+        assert cells[0] == str(i)
+        assert cells[1:] == ["inf" if v >= res.inf else str(v) for v in res.dist[i].tolist()]
+
+
+def test_verbose_truncates_large_matrices():
+    r = run("solve", "-g", 200, "-p", 5, "-V", "--backend", "reference")
+    assert r.exit_code == 0, r.output
+    table = r.stdout.split("distances:\n")[1].splitlines()
+    assert len(table) == 1 + 9 + 1 and "..." in table[0] and table[-1].startswith("(first and last 4 of 200")
+
+
+def test_negative_cycle_is_a_status_not_an_error():
+    r = run("solve", "-g", 30, "-p", 20, "--weights", "-3,8", "--backend", "reference", "-c", "-V")
+    assert r.exit_code == 0, r.output
+    f = fields(r.stdout)
+    assert f["negative cycle"].startswith("yes, through vertices [")
+    assert f["check"].startswith("match")
+    assert "-inf" in r.stdout
+
+
+def test_vectorize_picks_the_vec_variant(fake_gpu):
+    r = run("solve", "-g", 12, "--backend", "fakegpu", "-a", "naive", "-v")
+    assert fields(r.stdout)["backend"] == "fakegpu/naive-vec", r.output
+    r = run("solve", "-g", 12, "--backend", "fakegpu", "-v")
+    assert fields(r.stdout)["backend"] == "fakegpu/blocked-vec", r.output
+    r = run("solve", "-g", 12, "--backend", "reference", "-v")      # no -vec variants: -v changes nothing
+    assert fields(r.stdout)["backend"] == "reference/numpy", r.output
+
+
+# ---------------------------------------------------------------- user errors: one line, exit 2
+def test_bad_flag():
+    assert_user_error(run("solve", "-g", 10, "--bogus"), "No such option: --bogus", "floydwarp solve --help")
+    assert_user_error(run("nosuchcommand"), "nosuchcommand")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--dtype", "int8"], "dtype int8 is not supported"),
+    (["--dtype", "foo"], "unknown dtype 'foo'"),
+    (["--backend", "abacus"], "unknown backend 'abacus'"),
+    (["--backend", "reference", "-a", "quantum"], "has no algorithm 'quantum'"),
+    (["--percent", "120"], "--percent"),
+    (["--weights", "1-16"], "--weights"),
+    (["--block-size", "0"], "--block-size"),
+])
+def test_bad_values(args, fragment):
+    assert_user_error(run("solve", "-g", 10, *args), fragment)
+
+
+def test_dtype_too_narrow_is_refused():
+    # 1099 * (16 + 1) >= int16's INF 16383, and negative weights rule out the post-run proof
+    r = run("solve", "-g", 1100, "-p", 1, "--weights", "-1,16", "--dtype", "int16", "--backend", "reference")
+    assert_user_error(r, "dtype int16 cannot provably hold", "use int32")
+
+
+def test_exactly_one_graph_source(tmp_path):
+    assert_user_error(run("solve"), "INPUT or --generate")
+    f = tmp_path / "g.gr"
+    f.write_text("p sp 1 0\n")
+    assert_user_error(run("solve", f, "-g", 5), "INPUT or --generate")
+    assert_user_error(run("solve", f, "-p", 5, "-s", 1), "--percent, --seed only apply with --generate")
+    assert_user_error(run("solve", tmp_path / "missing.gr"), "does not exist")
+
+
+def test_refuses_to_overwrite_its_input(tmp_path):
+    f = tmp_path / "g.gr"
+    f.write_text("p sp 1 0\n")
+    assert_user_error(run("solve", f, "-o", f), "refusing to overwrite the input file")
+    assert f.read_text() == "p sp 1 0\n"
+
+
+def test_vectorize_without_a_variant_is_refused(fake_gpu, monkeypatch):
+    registry._IMPLS.pop(("fakegpu", "naive-vec"))
+    assert_user_error(run("solve", "-g", 5, "--backend", "fakegpu", "-a", "naive", "-v"),
+                      "fakegpu/naive has no vectorized variant")
+
+
+# ---------------------------------------------------------------- files (need floydwarp.io)
+@needs_io
+def test_generate_then_solve_the_file(tmp_path):
+    path = tmp_path / "g.gr"
+    r = run("generate", 40, "-p", 15, "-s", 2, "-o", path)
+    assert r.exit_code == 0, r.output
+    assert path.exists() and "40" in r.stdout
+    r = run("solve", path, "--backend", "reference", "-c")
+    assert r.exit_code == 0, r.output
+    f = fields(r.stdout)
+    g = fw.generate.erdos_renyi(40, 15, seed=2)
+    assert f["n"] == "40" and f["edges"] == f"{g.num_edges:,}" and f["check"].startswith("match")
+    assert f["checksum"].startswith(f"0x{checksum(fw.solve(g, backend='reference')):04x}")
+
+
+@needs_io
+def test_output_file(tmp_path):
+    out = tmp_path / "r.npz"
+    r = run("solve", "-g", 30, "-p", 20, "--backend", "reference", "--predecessors", "-o", out)
+    assert r.exit_code == 0, r.output
+    saved = fw.Result.load(out)
+    expected = fw.solve(fw.generate.erdos_renyi(30, 20), backend="reference", predecessors=True)
+    np.testing.assert_array_equal(saved.dist, expected.dist)
+    np.testing.assert_array_equal(saved.pred, expected.pred)
+
+
+# ---------------------------------------------------------------- info, version, bench, python -m
+def test_info():
+    r = run("info")
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert out.startswith(f"floydwarp {fw.__version__}")
+    assert re.search(r"^cpu: .*cores usable; numba threads: \d+", out, re.M)
+    assert re.search(r"^gpu", out, re.M)
+    assert re.search(r"^  reference\s+available", out, re.M)
+    assert "numpy (default)" in out and "--backend auto picks:" in out
+
+
+def test_version():
+    r = run("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"floydwarp {fw.__version__}"
+
+
+def test_bench_writes_json_with_scipy(tmp_path):
+    out = tmp_path / "bench.json"
+    r = run("bench", "--backend", "reference", "--sizes", "24,40", "--repeats", 3, "--scipy-max-n", 30,
+            "--json", out)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0].split()[:3] == ["n", "backend/algorithm", "dtype"]
+    data = json.loads(out.read_text())
+    assert data["study"] == "run" and data["environment"]["command"].startswith("floydwarp bench")
+    recs = {(x["n"], x["backend"]): x for x in data["records"]}
+    assert recs[(24, "scipy")]["status"] == "ok" and recs[(24, "scipy")]["time_s"] > 0
+    assert recs[(40, "scipy")]["status"] == "skipped" and "SciPy skipped above n = 30" in recs[(40, "scipy")]["note"]
+    ref = recs[(24, "reference")]
+    assert ref["matches_scipy"] is True and ref["speedup_vs_scipy"] > 0 and len(ref["times_s"]) == 3
+    assert ref["relaxations_per_s"] == pytest.approx(24 ** 3 / ref["compute_s"])
+    assert "speedup_vs_scipy" not in recs[(40, "reference")]
+
+
+def test_bench_options_and_errors():
+    r = run("bench", "run", "--backend", "reference", "--sizes", "16", "--no-scipy", "-r", 1, "--dtype", "int16,float32")
+    assert r.exit_code == 0, r.output
+    assert "scipy/" not in r.stdout and "int16" in r.stdout and "float32" in r.stdout
+    assert_user_error(run("bench", "kernels?"), "unknown study")
+    assert_user_error(run("bench", "--sizes", "10,x"), "--sizes")
+    assert_user_error(run("bench", "--backend", "reference", "--dtype", "int8", "--sizes", "8"), "int8")
+    assert_user_error(run("bench", "--backend", "reference", "-a", "quantum", "--sizes", "8"), "quantum")
+
+
+def test_python_dash_m():
+    p = subprocess.run([sys.executable, "-m", "floydwarp", "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "solve" in p.stdout and "bench" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "floydwarp", "solve", "--bogus"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and len(p.stderr.splitlines()) == 1
