@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dlpack import maybe_from_dlpack
 from .errors import FloydwarpError
 from .graph import Graph
 
 
 def as_graph(obj, *, missing=np.inf) -> Graph:
-    """A `Graph` from a Graph, dense array (NumPy, masked, CuPy), SciPy sparse matrix or NetworkX graph."""
+    """A `Graph` from a Graph, dense array (NumPy, masked, CuPy, or any DLPack tensor such as
+    PyTorch or JAX), SciPy sparse matrix or NetworkX graph."""
     if isinstance(obj, Graph):
         return obj
+    obj = maybe_from_dlpack(obj)
     import scipy.sparse as sp
 
     if sp.issparse(obj):

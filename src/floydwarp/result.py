@@ -110,13 +110,17 @@ class Result:
 
     def reachable(self, u, v) -> bool:
         i, j = self.index(u), self.index(v)
+        return self._reachable_ij(i, j)
+
+    def _reachable_ij(self, i: int, j: int) -> bool:
+        # by index: passing indices back through index() would read them as labels
         return bool(self.dist[i, j] < self.inf)
 
     def distance(self, u, v):
         """Shortest distance from u to v: a number, ``math.inf`` when unreachable,
         ``-math.inf`` when a negative cycle lies on the way."""
         i, j = self.index(u), self.index(v)
-        if not self.reachable(i, j):
+        if not self._reachable_ij(i, j):
             return math.inf
         if self.negative_cycles.affects(i, j):
             return -math.inf
@@ -128,12 +132,116 @@ class Result:
         if self.pred is None:
             raise FloydwarpError("this result has no predecessors; solve with predecessors=True to ask for routes")
         i, j = self.index(u), self.index(v)
-        if not self.reachable(i, j):
+        if not self._reachable_ij(i, j):
             raise NoPathError(f"no path from {u!r} to {v!r}: {v!r} is unreachable")
         if self.negative_cycles.affects(i, j):
             raise NoPathError(f"no shortest path from {u!r} to {v!r}: it runs through a negative cycle")
         route = walk(to_host(self.pred[i]), i, j, self.n)
         return [self.label(k) for k in route]
+
+    def distances_from(self, u) -> dict:
+        """``{target: distance}`` for every vertex (labels when labelled), as :meth:`distance`
+        gives them: ``math.inf`` when unreachable, ``-math.inf`` through a negative cycle."""
+        i = self.index(u)
+        row = np.asarray(to_host(self.dist[i]))
+        unreachable = row >= self.inf
+        unbounded = self._unbounded_from(i)
+        values = row.tolist()
+        out = {}
+        for j, value in enumerate(values):
+            if unreachable[j]:
+                value = math.inf
+            elif unbounded[j]:
+                value = -math.inf
+            elif self.dtype.kind == "f":
+                value = float(value)
+            out[self.label(j)] = value
+        return out
+
+    def paths_from(self, u) -> dict:
+        """``{target: route}`` for every target reachable from u by a shortest path.
+
+        A route is the list of vertices (labels when labelled) from u to the target;
+        u itself maps to ``[u]``.  Unreachable targets and targets whose routes can
+        run through a negative cycle (no shortest path exists; u too when it lies on
+        one) are omitted: ask
+        :meth:`distance` (``inf`` / ``-inf``) or :meth:`path` (which raises
+        :class:`NoPathError` saying which) about those.
+        """
+        if self.pred is None:
+            raise FloydwarpError("this result has no predecessors; solve with predecessors=True to ask for routes")
+        i = self.index(u)
+        row = np.asarray(to_host(self.dist[i]))
+        pred = np.asarray(to_host(self.pred[i]))
+        ok = (row < self.inf) & ~self._unbounded_from(i)
+        routes: dict[int, list] = {i: [i]}
+        for t in np.flatnonzero(ok).tolist():
+            if t in routes:
+                continue
+            chain = []
+            v = t
+            while v not in routes:
+                chain.append(v)
+                if len(chain) > self.n:
+                    raise FloydwarpError(f"predecessors do not lead from {self.label(t)!r} back to {u!r}")
+                v = int(pred[v])
+                if v < 0:
+                    raise FloydwarpError(f"predecessors do not lead from {self.label(t)!r} back to {u!r}")
+            base = routes[v]
+            for x in reversed(chain):
+                base = base + [x]
+                routes[x] = base
+        return {self.label(t): [self.label(k) for k in routes[t]] for t in sorted(routes) if ok[t]}
+
+    def _unbounded_from(self, i: int) -> np.ndarray:
+        """Targets v for which a negative cycle lies on some walk from i (bool mask)."""
+        cycles = self.negative_cycles
+        if not cycles:
+            return np.zeros(self.n, dtype=bool)
+        hit = cycles.reach_to[:, i]
+        return np.any(cycles.reach_from[hit], axis=0) if hit.any() else np.zeros(self.n, dtype=bool)
+
+    def find_vertex(self, text: str):
+        """The vertex a command-line word names: a label when the result is labelled
+        (tried as text, then as an integer or a number), else an index 0..n-1."""
+        if self.labels is not None:
+            candidates = [text]
+            for conv in (int, float):
+                try:
+                    candidates.append(conv(text))
+                except ValueError:
+                    pass
+            for c in candidates:
+                if c in self._index:
+                    return c
+            sample = ", ".join(repr(lab) for lab in self.labels[:3])
+            raise FloydwarpError(f"unknown vertex {text!r}: this result's vertices are labelled ({sample}, ...)")
+        try:
+            i = int(text)
+        except ValueError:
+            raise FloydwarpError(f"unknown vertex {text!r}: vertices are numbered 0..{self.n - 1}") from None
+        if not 0 <= i < self.n:
+            raise FloydwarpError(f"vertex {i} is out of range 0..{self.n - 1}")
+        return i
+
+    def update_edge(self, u, v, w) -> "Result":
+        """Set the weight of edge u -> v to w and bring every distance (and route) up to date.
+
+        A decrease (or a new edge) updates all pairs in O(n^2) -- on the GPU when the
+        matrices live there -- widening the dtype if a new distance needs it and
+        recording a negative cycle it closes.  An increase, or ``w=None`` / ``math.inf``
+        (remove the edge), re-solves the graph unless no shortest path used the edge.
+        Needs the graph (``self.graph``, kept by :func:`floydwarp.solve`).  Updates this
+        result in place and returns it.
+
+        >>> import floydwarp as fw
+        >>> r = fw.solve(fw.Graph.from_edges([0, 1], [1, 2], [5, 7]), predecessors=True)
+        >>> r.update_edge(0, 2, 3).distance(0, 2), r.path(0, 2)
+        (3, [0, 2])
+        """
+        from .dynamic import update_edge
+
+        return update_edge(self, u, v, w)
 
     def to_dense(self):
         """float64 distances with ``np.inf`` for unreachable pairs (on the array's device)."""

@@ -11,6 +11,7 @@ from .cycles import NegativeCycles
 from .errors import DtypeError
 from .inputs import as_graph
 from .plan import Plan
+from .predecessors import NO_PREDECESSOR
 from .progress import progress_callback
 from .result import Result
 
@@ -72,6 +73,10 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         return None        # an MPI rank other than 0: the result lives on rank 0
     cycles = _negative_cycles(graph, out.dist) if negative else NegativeCycles.none(graph.n)
     dist = numeric.normalize_unreachable(out.dist, choice.dtype, stats)
+    if out.pred is not None:
+        # With negative weights an unreachable pair can be "improved" through INF
+        # entries before normalization; it has no predecessor.
+        out.pred[dist >= plan.inf] = NO_PREDECESSOR
     if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise DtypeError(
             f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "

@@ -14,6 +14,8 @@ COMMANDS = (
     "generate",
     "info",
     "bench",
+    "path",
+    "query",
 )
 
 for _name in COMMANDS:

@@ -1,4 +1,4 @@
-"""``floydwarp bench [STUDY]``: time backends and algorithms over sizes, SciPy side by side."""
+"""``floydwarp bench [STUDY]``: time backends and algorithms; studies with plots and reports."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,34 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import Percent, Seed, app, command_line, parse_sizes, split_names
+from .app import Percent, Seed, UsageError, app, command_line, parse_sizes, split_names
+
+#: one line per study for --help (the modules in floydwarp.bench.studies say more)
+STUDY_HELP = {
+    "run": "every backend x algorithm x size x dtype x block size asked for, SciPy side by side (a table; "
+           "files only with --out)",
+    "sizes": "time and relax/s vs n for every backend and algorithm, SciPy included; the CPU/GPU crossover",
+    "kernels": "every algorithm of one backend (default gpu) at one n: time, GB/s, relax/s, % of the ceilings",
+    "block-size": "rate vs tile size (or a plan option such as the GPU's R) for a backend's algorithms",
+    "budget": "the largest n solved within each time budget (doubling, then bisection), and how far memory goes",
+    "threads": "CPU speedup and efficiency vs threads (cpu blocked and rows)",
+    "scaling": "MPI ranks, strong and weak scaling: speedup, efficiency, communication share (mpiexec)",
+    "breakdown": "where the time goes: file read, host->device, phases, device->host, file write",
+    "ceilings": "measure the copy bandwidth and add-min rate: the roofline lines of the other plots",
+}
+
+#: options that only some studies use (an option given to another study is refused)
+STUDY_OPTIONS = {
+    "--n": ("kernels", "block-size", "budget", "threads", "scaling"),
+    "--sizes": ("run", "sizes", "block-size", "breakdown"),
+    "--ranks": ("scaling",),
+    "--mode": ("scaling",),
+    "--budgets": ("budget",),
+    "--sweep": ("block-size",),
+    "--max-seconds": ("sizes",),
+    "--graph": ("sizes", "kernels", "block-size", "budget"),
+    "--file-formats": ("breakdown",),
+}
 
 
 def _studies() -> list[str]:
@@ -14,37 +41,139 @@ def _studies() -> list[str]:
     return list(STUDIES)
 
 
-@app.command(short_help="Time backends and algorithms against SciPy.", epilog="Times are medians of --repeats runs after a warm-up run (so JIT/NVRTC compilation is "
-                    "excluded); 'time' is the whole solve() call, 'compute' the kernels alone, relax/s = n^3 / "
-                    "compute, 'vs SciPy' = SciPy's time / time (same graph, same run).")
+def _study_list() -> str:
+    return "; ".join(f"{name}: {STUDY_HELP.get(name, '')}" for name in _studies())
+
+
+def parse_value(text: str):
+    """An option value: int, float, true/false, else the text."""
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_options(values) -> dict:
+    options = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--option'")
+        options[key.strip()] = parse_value(value.strip())
+    return options
+
+
+def parse_sweep(text: str) -> dict:
+    name, sep, values = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or not name or not values:
+        raise typer.BadParameter(f"expected NAME=V,V,... (like R=1,2,4,8 or block_size=32,64), got {text!r}",
+                                 param_hint="'--sweep'")
+    return {"name": name, "values": [parse_value(v) for v in values.replace(" ", "").split(",") if v]}
+
+
+def parse_floats(text: str, option: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise typer.BadParameter(f"expected numbers separated by commas, got {text!r}", param_hint=f"'{option}'") from None
+    if not values or min(values) <= 0:
+        raise typer.BadParameter(f"expected positive numbers separated by commas, got {text!r}",
+                                 param_hint=f"'{option}'")
+    return values
+
+
+@app.command(short_help="Benchmark studies: time, rate, scaling, plots and reports.", epilog=(
+    "Times are medians of --repeats runs after a warm-up run (so JIT/NVRTC compilation is excluded); 'time' "
+    "is the whole solve() call, 'compute' the kernels alone, relax/s = n^3 / compute, 'vs SciPy' = SciPy's "
+    "time / time (same graph, same run), GB/s = the algorithm's traffic model / compute.  Every study but "
+    "'run' writes into --out (default bench/results/STUDY-TIMESTAMP/): STUDY.json (records, environment, seed, "
+    "versions, clocks, the command), STUDY.csv, PNG plots and report.md; 'floydwarp report' redraws them from "
+    "the JSON.  Examples: floydwarp bench sizes --sizes 256,512,1024,2048 -a all;  floydwarp bench kernels "
+    "--n 8192;  floydwarp bench block-size --backend gpu -a pseudo-blocked --sweep R=1,2,4,8;  floydwarp bench "
+    "budget --budgets 2,60;  floydwarp bench scaling --ranks 1,2,4 --n 1024."))
 def bench(
+    ctx: typer.Context,
     study: Annotated[str, typer.Argument(
-        metavar="STUDY", help=f"What to measure: {', '.join(_studies())}.  run (the default) times every "
-                                "backend x algorithm x size x dtype x block size asked for.")] = "run",
+        metavar="STUDY", help=f"What to measure.  {_study_list()}.")] = "run",
     backend: Annotated[Optional[list[str]], typer.Option(
         "--backend", metavar="NAME", show_default=False,
-        help="Backend to time (repeat or comma-separate; default: those --backend auto can pick).")] = None,
+        help="Backend to time (repeat or comma-separate; default: those --backend auto can pick; kernels: gpu; "
+             "threads: cpu; scaling: mpi).")] = None,
     algorithm: Annotated[Optional[list[str]], typer.Option(
         "--algorithm", "-a", metavar="NAME", show_default=False,
-        help="Algorithm (repeat or comma-separate; auto: each backend's default; all: every one).")] = None,
-    sizes: Annotated[str, typer.Option("--sizes", metavar="N,N,...", help="Vertex counts.")] = "256,512,1024,2048",
+        help="Algorithm (repeat or comma-separate; auto: each backend's default; all: every one).  Default: auto "
+             "for run and budget, all for sizes and kernels, the blocked ones for block-size, blocked and rows "
+             "for threads, blocked-2d and rows for scaling.")] = None,
+    sizes: Annotated[Optional[str], typer.Option(
+        "--sizes", metavar="N,N,...", show_default=False,
+        help="Vertex counts (run, sizes, block-size, breakdown; default 256,512,1024,2048).")] = None,
+    n: Annotated[Optional[int], typer.Option(
+        "--n", metavar="N", min=1, show_default=False,
+        help="The one size of kernels (default 8192 on a GPU, 1024 on the CPU), block-size (same), threads "
+             "(2048), scaling (n at one rank; default 1024) and the start of budget's doubling (256).")] = None,
     dtype: Annotated[Optional[list[str]], typer.Option(
         "--dtype", metavar="TYPE", show_default=False, help="Distance type (repeat or comma-separate; default int32).")] = None,
     block_size: Annotated[Optional[str], typer.Option(
         "--block-size", "-b", metavar="B,B,...", show_default=False,
-        help="Tile sizes to try (default: each implementation's own).")] = None,
+        help="Tile sizes: several for run and block-size (its sweep), one for the others (default: each "
+             "implementation's own).")] = None,
+    sweep: Annotated[Optional[str], typer.Option(
+        "--sweep", metavar="NAME=V,V,...", show_default=False,
+        help="block-size: sweep this plan option instead of the tile size, e.g. R=1,2,4,8 (gpu pseudo-blocked) "
+             "or threads_per_block=64,128,256,512 (gpu work-per-thread, grid-sync).")] = None,
+    option: Annotated[Optional[list[str]], typer.Option(
+        "--option", "-O", metavar="KEY=VALUE", show_default=False,
+        help="A backend option passed to every solve (repeatable), e.g. -O R=8 or -O output=host.")] = None,
+    threads: Annotated[Optional[str], typer.Option(
+        "--threads", metavar="T[,T...]", show_default=False,
+        help="CPU threads (default: all); threads study: the counts to try (default 1..cores); scaling: per "
+             "rank (default 1).")] = None,
+    ranks: Annotated[Optional[str], typer.Option(
+        "--ranks", metavar="P,P,...", show_default=False, help="scaling: MPI process counts (default 1,2,4).")] = None,
+    mode: Annotated[Optional[list[str]], typer.Option(
+        "--mode", metavar="strong|weak", show_default=False,
+        help="scaling: strong (fixed n) and/or weak (n^3/P fixed: n_P = n * P^(1/3)); default both.")] = None,
+    budgets: Annotated[Optional[str], typer.Option(
+        "--budgets", metavar="S,S,...", show_default=False,
+        help="budget: wall-time budgets in seconds (default 2,60).")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option(
+        "--max-seconds", metavar="S", min=0, show_default=False,
+        help="sizes: skip a case predicted (its time at the previous n, x n^3) to take longer than S per solve, "
+             "and the larger sizes after it (default 10).")] = None,
+    graph: Annotated[Optional[str], typer.Option(
+        "--graph", metavar="host|device", show_default=False,
+        help="Where the gpu cases' random graphs are made: host (erdos_renyi, uploaded; the default) or device "
+             "(built by CuPy on the GPU: no n^2 host work, for n in the tens of thousands).")] = None,
+    file_formats: Annotated[Optional[str], typer.Option(
+        "--file-formats", metavar="GRAPH,RESULT", show_default=False,
+        help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")] = None,
     repeats: Annotated[int, typer.Option("--repeats", "-r", metavar="R", min=1, help="Timed runs per case (median kept).")] = 3,
-    scipy: Annotated[bool, typer.Option("--scipy/--no-scipy", help="Time SciPy's floyd_warshall too.")] = True,
+    scipy: Annotated[bool, typer.Option("--scipy/--no-scipy", help="Time SciPy's floyd_warshall too (run, sizes).")] = True,
     scipy_max_n: Annotated[int, typer.Option(
         "--scipy-max-n", metavar="N", min=1, help="Skip SciPy above this n (it is single-threaded O(n^3)).")] = 4096,
     percent: Percent = 25.0,
     seed: Seed = 0,
-    threads: Annotated[Optional[int], typer.Option(
-        "--threads", metavar="T", min=1, show_default=False, help="CPU threads (default: all).")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", metavar="DIR", file_okay=False, show_default=False,
+        help="Folder for STUDY.json, STUDY.csv, the plots and report.md (default bench/results/STUDY-TIMESTAMP; "
+             "run writes files only when given).")] = None,
+    ceilings: Annotated[Optional[Path], typer.Option(
+        "--ceilings", metavar="FILE", dir_okay=False, exists=True, show_default=False,
+        help="A ceilings JSON (floydwarp bench ceilings) for the roofline lines and % columns (default: the "
+             "newest ceilings.json in or beside --out, for this machine).")] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the PNG plots (needs matplotlib).")] = True,
     json_path: Annotated[Optional[Path], typer.Option(
         "--json", metavar="FILE", dir_okay=False, show_default=False, help="Also write the records and environment as JSON.")] = None,
 ):
-    """Time backends and algorithms over sizes, SciPy side by side."""
+    """Time backends and algorithms over sizes, SciPy side by side, or run one of the studies."""
     from .. import numeric
     from ..bench import STUDIES, BenchConfig
     from ..bench import report
@@ -52,15 +181,64 @@ def bench(
     if study not in STUDIES:
         raise typer.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
                                  param_hint="'STUDY'")
+    given = {"--n": n, "--sizes": sizes, "--ranks": ranks, "--mode": mode, "--budgets": budgets, "--sweep": sweep,
+             "--max-seconds": max_seconds, "--graph": graph, "--file-formats": file_formats}
+    for flag, value in given.items():
+        if value is not None and study not in STUDY_OPTIONS[flag]:
+            raise UsageError(f"{flag} is for the {' and '.join(STUDY_OPTIONS[flag])} "
+                             f"stud{'ies' if len(STUDY_OPTIONS[flag]) > 1 else 'y'}, not {study}", ctx)
     dtypes = split_names(dtype) or ["int32"]
     for name in dtypes:
         if name != "auto":
             numeric.canonical_dtype(name)
+    blocks = parse_sizes(block_size, "--block-size") if block_size else None
+    if blocks and len(blocks) > 1 and study not in ("run", "block-size"):
+        raise UsageError(f"--block-size takes one value for the {study} study (several for run and block-size)", ctx)
+    thread_values = parse_sizes(threads, "--threads") if threads else None
+    if thread_values and len(thread_values) > 1 and study != "threads":
+        raise UsageError(f"--threads takes one value for the {study} study (a list for the threads study)", ctx)
+    if graph is not None and graph not in ("host", "device"):
+        raise typer.BadParameter(f"expected host or device, got {graph!r}", param_hint="'--graph'")
+    modes = split_names(mode) or ["strong", "weak"]
+    for m in modes:
+        if m not in ("strong", "weak"):
+            raise typer.BadParameter(f"expected strong or weak, got {m!r}", param_hint="'--mode'")
+    formats = ["in", "out"]
+    if file_formats:
+        formats = [f.strip().lstrip(".") for f in file_formats.split(",")]
+        if len(formats) != 2 or not all(formats):
+            raise typer.BadParameter(f"expected GRAPH,RESULT extensions like in,out or npy,npz; got {file_formats!r}",
+                                     param_hint="'--file-formats'")
+
     config = BenchConfig(
-        backends=split_names(backend) or None, algorithms=split_names(algorithm) or ["auto"],
-        sizes=parse_sizes(sizes, "--sizes"), dtypes=dtypes,
-        block_sizes=parse_sizes(block_size, "--block-size") if block_size else [None],
-        repeats=repeats, scipy=scipy, scipy_max_n=scipy_max_n, percent=percent, seed=seed, threads=threads)
+        backends=split_names(backend) or None,
+        algorithms=split_names(algorithm) or (["auto"] if study == "run" else None),
+        dtypes=dtypes, repeats=repeats, scipy=scipy, scipy_max_n=scipy_max_n, percent=percent, seed=seed,
+        threads=thread_values[0] if thread_values and study != "threads" else None,
+        block_sizes=blocks if blocks and study in ("run", "block-size") else [blocks[0] if blocks else None],
+        n=n, options=parse_options(option), modes=modes, file_formats=formats,
+        thread_counts=thread_values if study == "threads" else None,
+        sweep=parse_sweep(sweep) if sweep else None, graph_on=graph or "host")
+    if sizes:
+        config.sizes = parse_sizes(sizes, "--sizes")
+    if ranks:
+        config.ranks = parse_sizes(ranks, "--ranks")
+    if budgets:
+        config.budgets = parse_floats(budgets, "--budgets")
+    if max_seconds is not None:
+        config.max_seconds = max_seconds
+    if study == "block-size" and not blocks:
+        config.block_sizes = [None]
+
+    if study == "run":
+        _run_table(config, out, json_path, ceilings, plots)
+        return
+    _run_study(study, config, out, json_path, ceilings, plots)
+
+
+def _run_table(config, out, json_path, ceilings_file, plots):
+    """The ``run`` study: a live table (the original ``floydwarp bench``); files only with --out/--json."""
+    from ..bench import STUDIES, report
 
     printed_header = False
 
@@ -71,8 +249,76 @@ def bench(
             printed_header = True
         typer.echo(report.row(record))
 
-    data = STUDIES[study](config, command=command_line(), on_record=show)
+    data = STUDIES["run"](config, command=command_line(), on_record=show)
     typer.echo(f"on: {report.describe_environment(data['environment'])}")
     if json_path is not None:
         report.write_json(data, json_path)
         typer.echo(f"wrote {json_path} ({len(data['records'])} records)")
+    if out is not None:
+        _save(data, out, _ceilings(ceilings_file, out), plots)
+
+
+def _ceilings(path, out):
+    from ..bench.environment import environment
+    from ..bench.studies import ceilings as C
+
+    if path is not None:
+        return C.load(path)
+    found = C.find(out)
+    if found is None:
+        return None
+    try:
+        mine = C.matching(C.load(found), environment())
+    except Exception:                                       # an unreadable file is no ceiling
+        return None
+    if mine:
+        typer.echo(f"ceilings: {found}")
+    return mine or None
+
+
+def _run_study(study, config, out, json_path, ceilings_file, plots):
+    from dataclasses import asdict
+
+    from ..bench import STUDIES, report, results, view
+    from ..bench.environment import environment
+
+    out = Path(out) if out is not None else results.default_out(study)
+    module = view(study)
+    if study != "ceilings":
+        config.ceilings = _ceilings(ceilings_file, out)
+    partial = {"format": "floydwarp-bench", "version": 1, "study": study,
+               "environment": environment(command=command_line(), seed=config.seed, detailed=True),
+               "config": asdict(config), "records": []}
+    printed_header = False
+
+    def show(record):
+        nonlocal printed_header
+        partial["records"].append(record)
+        results.checkpoint(partial, out)
+        if not getattr(module, "LIVE", True):
+            return
+        cols = module.columns([record])
+        if not printed_header:
+            typer.echo(report.study_header(cols))
+            printed_header = True
+        typer.echo(report.study_row(record, cols))
+
+    typer.echo(f"{study}: writing into {out}", err=True)
+    data = STUDIES[study](config, command=command_line(), on_record=show)
+    for line in module.summary_lines(data):
+        typer.echo(line)
+    typer.echo(f"on: {report.describe_environment(data['environment'])}")
+    if json_path is not None:
+        report.write_json(data, json_path)
+        typer.echo(f"wrote {json_path} ({len(data['records'])} records)")
+    _save(data, out, config.ceilings, plots)
+
+
+def _save(data, out, ceilings, plots):
+    from ..bench import plots as P
+    from ..bench import results
+
+    written = results.save(data, out, ceilings=ceilings, plots=plots)
+    pngs = sum(1 for p in written if p.suffix == ".png")
+    note = "" if not plots or P.available() else " (matplotlib is not installed: no plots)"
+    typer.echo(f"wrote {out}/: {data['study']}.json, {data['study']}.csv, {pngs} plots, report.md{note}")

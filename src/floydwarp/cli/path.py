@@ -18,7 +18,7 @@ NEGATIVE_CYCLE = "through a negative cycle"
 NO_ROUTES = "not stored (solve with --predecessors to keep routes)"
 
 ResultFile = Annotated[Path, typer.Argument(
-    metavar="RESULT", show_default=False, dir_okay=False,
+    metavar="RESULT", show_default=False,
     help="A saved result: .npz, the .npy layout (NAME.npy + NAME.json) or an NTHU .out file.")]
 Format = Annotated[Optional[str], typer.Option(
     "--format", "-f", metavar="FMT", show_default=False,

@@ -278,7 +278,7 @@ def _dedupe_edges(n, src, dst, w):
     if src.size == 0:
         return src, dst, w
     key = src * n + dst
-    order = np.lexsort((w, key))       # by key, then lightest first
-    key, first = np.unique(key[order], return_index=True)
-    chosen = order[first]
-    return src[chosen], dst[chosen], w[chosen]
+    order = np.argsort(key, kind="stable")
+    key, src, dst, w = key[order], src[order], dst[order], w[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    return src[starts], dst[starts], np.minimum.reduceat(w, starts)

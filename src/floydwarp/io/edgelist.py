@@ -1,0 +1,337 @@
+"""Edge lists: ``source target [weight]`` per line, CSV, TSV or whitespace separated.
+
+Reading
+-------
+* The separator is taken from the first data line: comma, tab, semicolon, else whitespace.
+* Lines starting with ``#`` or ``%`` are comments; blank lines are skipped.
+* An optional header line (``source,target,weight``, ``src dst w``, ...) is recognized
+  by its non-numeric weight column or by its column names.
+* Without a weight column every edge weighs 1.
+* Integer vertex ids are vertex indices (``n`` = largest id + 1).  Any other vertex
+  name makes every name a label, numbered in order of first appearance
+  (``labels=True`` forces this for integer ids too -- e.g. SNAP files with sparse ids --
+  and the labels are then the integers themselves).
+* A first line ``# floydwarp edgelist n=N ...`` (written by :func:`write`) gives the
+  vertex count, so isolated vertices survive a round trip.
+* Quoted CSV fields are read with the ``csv`` module (slower, but exact).
+
+Writing
+-------
+``.csv`` and ``.tsv`` files get a ``source,target,weight`` header (for other tools),
+other extensions a ``# floydwarp edgelist n=N m=M`` comment line; labels are written
+as vertex names.
+"""
+from __future__ import annotations
+
+import csv
+import io as _io
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from ..graph import Graph
+from . import _text
+from .atomic import atomic_path
+
+EXTENSIONS = (".csv", ".tsv", ".txt", ".edges", ".edgelist", ".el", ".wel", ".ssv")
+COLUMNS = ("source", "target", "weight")
+_HEADER_WORDS = {
+    "source", "target", "weight", "src", "dst", "dest", "destination", "from", "to",
+    "cost", "length", "distance", "dist", "tail", "head", "node1", "node2", "start", "end",
+    "weights", "value", "id1", "id2", "from_node", "to_node", "source_id", "target_id", "vertex1", "vertex2",
+}
+_MAGIC = re.compile(rb"\A[ \t]*#[ \t]*floydwarp edgelist n=(\d+)(?: m=\d+)?( labels)?")
+_SEPARATORS = {b",": ",", b"\t": "\t", b";": ";"}
+
+
+class _NamesFound(Exception):
+    """Internal: a vertex id column holds a non-integer token; switch to labels."""
+
+
+def read(path, *, labels: bool | None = None, header: bool | None = None,
+         delimiter: str | None = None, undirected: bool = False, n: int | None = None) -> Graph:
+    """Read an edge list.
+
+    Parameters
+    ----------
+    labels : bool, optional
+        ``None`` (default): integer ids are indices, other names become labels.
+        ``True``: every id is a label (in order of first appearance).
+        ``False``: ids must be integers.
+    header : bool, optional
+        Whether the first data line is a header (default: detect it).
+    delimiter : str, optional
+        Field separator (default: detect comma, tab, semicolon or whitespace).
+    undirected : bool
+        Add every edge in both directions.
+    n : int, optional
+        Vertex count for integer ids (default: largest id + 1, or the file's
+        ``# floydwarp edgelist n=N`` line).
+    """
+    path = Path(path)
+    data = _text.read_bytes(path)
+    magic = _MAGIC.match(data)
+    if magic and magic.group(2) and labels is None:
+        labels = True                      # written from a labelled graph: names are labels
+    if magic and n is None and labels is not True:
+        n = int(magic.group(1))
+    if b"#" in data or b"%" in data:
+        data = _text.blank_lines(data, rb"[ \t]*[#%]")
+    first = _text.next_line(data)
+    if first is None:
+        return _empty(n, labels)
+    line = data[first[0]:first[1]]
+    sep = _detect_separator(line) if delimiter is None else (delimiter.encode() if delimiter.strip() else None)
+    if b'"' in data and sep is not None:
+        return _read_csv_module(path, data, sep.decode(), labels, header, undirected, n)
+    try:
+        return _read_fast(path, data, first, sep, labels, header, undirected, n)
+    except FloydwarpError:
+        if sep is None:
+            raise
+        # names with spaces inside comma/tab/semicolon fields: the csv module reads those
+        # (and words its own error when the file really is malformed)
+        return _read_csv_module(path, data, sep.decode(), labels, header, undirected, n)
+
+
+def _empty(n, labels):
+    e = np.zeros(0, np.int64)
+    return Graph.from_edges(e, e, e, n=0 if labels else (n or 0), labels=[] if labels else None)
+
+
+def _read_fast(path, data, first, sep, labels, header, undirected, n):
+    """The vectorized reader: separators become spaces, then NumPy parses the records."""
+    line = data[first[0]:first[1]]
+    tokens = line.split(sep) if sep is not None else line.split()
+    tokens = [t.strip() for t in tokens]
+    if header is None:
+        header = _looks_like_header(tokens)
+    if header:
+        data = _text.blank_span(data, first[0], first[1])
+        first = _text.next_line(data, first[1])
+        if first is None:
+            return _empty(n, labels)
+        line = data[first[0]:first[1]]
+        tokens = [t.strip() for t in (line.split(sep) if sep is not None else line.split())]
+    ncols = len(tokens)
+    where = f"{path}: line {_text.line_of(data, first[0])}"
+    if ncols not in (2, 3):
+        raise FloydwarpError(f"{where}: expected 'source target [weight]', found {ncols} fields")
+    if sep is not None or b"\r" in data:
+        table = bytes.maketrans((sep or b"") + b"\r", b" " * (len(sep or b"") + 1))
+        data = data.translate(table)
+    want_labels = labels is True or (labels is None and not all(_text.is_integer(t) for t in tokens[:2]))
+    if not want_labels:
+        try:
+            return _read_numeric(path, data, ncols, undirected, n, labels)
+        except _NamesFound:
+            if labels is False:
+                raise
+    return _read_labelled(path, data, ncols, undirected, force_int=labels is True)
+
+
+def _detect_separator(line: bytes):
+    for sep in (b",", b"\t", b";"):
+        if sep in line:
+            return sep
+    return None
+
+
+def _looks_like_header(tokens) -> bool:
+    if len(tokens) == 3 and not _text.is_number(tokens[2]):
+        return True
+    words = [t.decode("utf-8", "replace").strip().strip('"').lower() for t in tokens]
+    return len(words) in (2, 3) and all(w in _HEADER_WORDS for w in words)
+
+
+def _read_numeric(path, data, ncols, undirected, n, labels):
+    try:
+        values = _text.parse_records(data, ncols, COLUMNS, path)
+    except _text.BadToken as bad:
+        if bad.column < 2 and labels is None:
+            raise _NamesFound() from None
+        what = "weight" if bad.column == 2 else f"{COLUMNS[bad.column]} vertex id"
+        raise FloydwarpError(
+            f"{path}: line {_text.line_of(data, bad.offset)}: {what} {_text.show(bad.token)} is not a number") from None
+    ids = values[:, :2]
+    if ids.dtype.kind == "f":
+        frac = np.flatnonzero(np.any(ids != np.floor(ids), axis=1) | np.any(~np.isfinite(ids), axis=1))
+        if frac.size:
+            if labels is None:
+                raise _NamesFound()
+            r = int(frac[0])
+            raise FloydwarpError(
+                f"{path}: line {_text.record_line(data, ncols, r)}: vertex ids must be integers, "
+                f"found {values[r, 0]!r} {values[r, 1]!r}")
+        ids = ids.astype(np.int64)
+    src, dst = ids[:, 0], ids[:, 1]
+    neg = np.flatnonzero((src < 0) | (dst < 0))
+    if neg.size:
+        r = int(neg[0])
+        raise FloydwarpError(
+            f"{path}: line {_text.record_line(data, ncols, r)}: vertex id "
+            f"{int(min(src[r], dst[r]))} is negative (ids are indices 0..n-1)")
+    top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+    if n is None:
+        n = top
+    elif top > n:
+        r = int(np.flatnonzero((src >= n) | (dst >= n))[0])
+        raise FloydwarpError(
+            f"{path}: line {_text.record_line(data, ncols, r)}: vertex id {int(max(src[r], dst[r]))} "
+            f"is out of range 0..{n - 1} (the file declares n={n})")
+    weight = _weights(path, data, ncols, values)
+    return _graph(src, dst, weight, n, None, undirected)
+
+
+def _weights(path, data, ncols, values):
+    if ncols == 2:
+        return np.ones(values.shape[0], dtype=np.int64)
+    w = values[:, 2]
+    _text.refuse_nonfinite(w, path, lambda r: _text.record_line(data, ncols, r), "weight")
+    return w
+
+
+def _graph(src, dst, weight, n, labels, undirected):
+    if undirected:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        weight = np.concatenate([weight, weight])
+    return Graph.from_edges(src, dst, weight, n=n, labels=labels)
+
+
+def _read_labelled(path, data, ncols, undirected, force_int):
+    cols = _text.record_tokens(data, ncols, COLUMNS, path)
+    m = cols[0].size
+    names = np.empty(2 * m, dtype=np.result_type(cols[0].dtype, cols[1].dtype))
+    names[0::2] = cols[0]
+    names[1::2] = cols[1]                    # interleaved: order of first appearance
+    uniq, first, inverse = np.unique(names, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    ids = rank[inverse.ravel()]
+    try:
+        label_list = [s.decode("utf-8") for s in uniq[order].tolist()]
+    except UnicodeDecodeError as exc:
+        raise FloydwarpError(f"{path}: vertex names are not valid UTF-8 ({exc})") from None
+    if force_int and all(re.fullmatch(r"[+-]?\d+", s) for s in label_list):
+        label_list = [int(s) for s in label_list]
+        if len(set(label_list)) != len(label_list):     # "01" and "1"
+            raise FloydwarpError(f"{path}: vertex ids {sorted(label_list)[:5]}... name the same integer twice")
+    if ncols == 3:
+        wtok = cols[2]
+        try:
+            weight = wtok.astype(np.float64)
+        except ValueError:
+            r = next(i for i, t in enumerate(wtok.tolist()) if not _text.is_number(t))
+            raise FloydwarpError(
+                f"{path}: line {_text.record_line(data, ncols, r)}: weight {_text.show(wtok[r])} is not a number") from None
+        _text.refuse_nonfinite(weight, path, lambda r: _text.record_line(data, ncols, r), "weight")
+        if np.all(weight == np.round(weight)) and np.all(np.abs(weight) < 2 ** 53):
+            weight = weight.astype(np.int64)
+    else:
+        weight = np.ones(m, dtype=np.int64)
+    return _graph(ids[0::2], ids[1::2], weight, len(label_list), label_list, undirected)
+
+
+def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
+    """Quoted CSV: parse with the csv module (line-by-line Python)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FloydwarpError(f"{path}: not valid UTF-8 text ({exc})") from None
+    rows, lines = [], []
+    reader = csv.reader(_io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+    for row in reader:
+        if not row or not "".join(row).strip():
+            continue
+        rows.append([f.strip() for f in row])
+        lines.append(reader.line_num)
+    if not rows:
+        return _empty(n, labels)
+    if header is None:
+        header = _looks_like_header([f.encode() for f in rows[0]])
+    if header:
+        rows, lines = rows[1:], lines[1:]
+    ncols = len(rows[0]) if rows else 2
+    if ncols not in (2, 3):
+        raise FloydwarpError(f"{path}: line {lines[0]}: expected 'source target [weight]', found {ncols} fields")
+    for row, ln in zip(rows, lines):
+        if len(row) != ncols:
+            raise FloydwarpError(f"{path}: line {ln}: expected {ncols} fields ({' '.join(COLUMNS[:ncols])}), found {len(row)}")
+    names = [f for row in rows for f in row[:2]]
+    numeric_ids = labels is not True and all(re.fullmatch(r"[+-]?\d+", f) for f in names)
+    if labels is False and not numeric_ids:
+        bad = next(i for i, f in enumerate(names) if not re.fullmatch(r"[+-]?\d+", f))
+        raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {names[bad]!r} is not an integer")
+    weights = []
+    for row, ln in zip(rows, lines):
+        if ncols == 3:
+            try:
+                w = float(row[2]) if not re.fullmatch(r"[+-]?\d+", row[2]) else int(row[2])
+            except ValueError:
+                raise FloydwarpError(f"{path}: line {ln}: weight {row[2]!r} is not a number") from None
+            if isinstance(w, float) and not np.isfinite(w):
+                raise FloydwarpError(f"{path}: line {ln}: weight {w} is not a finite number")
+            weights.append(w)
+        else:
+            weights.append(1)
+    weight = np.asarray(weights)
+    if numeric_ids:
+        ids = np.asarray([int(f) for f in names], dtype=np.int64)
+        if ids.size and ids.min() < 0:
+            bad = int(np.flatnonzero(ids < 0)[0])
+            raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {ids[bad]} is negative (ids are indices 0..n-1)")
+        top = int(ids.max(initial=-1)) + 1
+        if n is not None and top > n:
+            bad = int(np.flatnonzero(ids >= n)[0])
+            raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {ids[bad]} is out of range 0..{n - 1} "
+                                 f"(the file declares n={n})")
+        return _graph(ids[0::2], ids[1::2], weight, max(top, n or 0), None, undirected)
+    index: dict = {}
+    conv = int if labels is True and all(re.fullmatch(r"[+-]?\d+", f) for f in names) else str
+    ids = np.asarray([index.setdefault(conv(f), len(index)) for f in names], dtype=np.int64)
+    return _graph(ids[0::2], ids[1::2], weight, len(index), list(index), undirected)
+
+
+# ---------------------------------------------------------------------- writing
+def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | None = None, inputs=()):
+    """Write ``graph`` as an edge list (atomically)."""
+    path = Path(path)
+    base = path.name.lower().removesuffix(".gz")
+    if delimiter is None:
+        delimiter = "," if base.endswith(".csv") else "\t" if base.endswith(".tsv") else " "
+    tabular = base.endswith((".csv", ".tsv"))
+    if header is None:
+        header = tabular
+    src, dst, w = graph.edges()
+    sep = delimiter.encode()
+    with atomic_path(path, inputs=inputs) as tmp, _text.open_for_write(tmp, path) as fh:
+        if header:
+            fh.write(sep.join(c.encode() for c in COLUMNS) + b"\n")
+        else:
+            flag = "" if graph.labels is None else " labels"
+            fh.write(f"# floydwarp edgelist n={graph.n} m={src.size}{flag}\n".encode())
+        if graph.labels is None:
+            _text.write_blocks(fh, _text.format_rows([src, dst, w], sep))
+        else:
+            names = [_name(lab, delimiter) for lab in graph.labels]
+            weights = np.asarray(w)
+            wtext = ([str(int(x)) for x in weights.tolist()] if weights.dtype.kind in "iu"
+                     or np.all(weights == np.round(weights)) else [repr(float(x)) for x in weights.tolist()])
+            out = [f"{names[a]}{delimiter}{names[b]}{delimiter}{c}\n"
+                   for a, b, c in zip(src.tolist(), dst.tolist(), wtext)]
+            fh.write("".join(out).encode())
+    return path
+
+
+def _name(label, delimiter) -> str:
+    text = str(label)
+    if not text or any(ch.isspace() or ch in (delimiter, '"') for ch in text) or text[0] in "#%":
+        if delimiter.isspace():
+            raise FloydwarpError(
+                f"vertex label {text!r} cannot be written to a whitespace-separated edge list; "
+                "write a .csv file instead")
+        return '"' + text.replace('"', '""') + '"'
+    return text

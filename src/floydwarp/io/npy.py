@@ -1,0 +1,49 @@
+"""Dense weight matrices in NumPy ``.npy`` files: n x n, ``inf`` = no edge.
+
+Files are opened memory-mapped (``np.load(mmap_mode="r")``), so a large matrix is
+read once, when the solver builds its start matrix.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from ..graph import Graph
+from .atomic import atomic_path
+
+EXTENSIONS = (".npy",)
+
+
+def load_array(path: Path, what: str = "array"):
+    """``np.load(path, mmap_mode="r")`` with errors that name the file."""
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise FloydwarpError(f"{path}: no such file") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise FloydwarpError(f"{path}: not a readable .npy {what} ({exc})") from None
+
+
+def read(path) -> Graph:
+    path = Path(path)
+    matrix = load_array(path, "matrix")
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise FloydwarpError(f"{path}: a weight matrix must be square (n x n); the file holds shape {matrix.shape}")
+    if matrix.dtype.kind not in "biuf":
+        raise FloydwarpError(f"{path}: weight matrix has non-numeric dtype {matrix.dtype}")
+    try:
+        return Graph.from_dense(matrix, missing=np.inf)
+    except FloydwarpError as exc:
+        raise FloydwarpError(f"{path}: {exc}") from None
+
+
+def write(graph: Graph, path, *, inputs=()):
+    """Write the graph's n x n float64 weight matrix (``inf`` = no edge, 0 diagonal)."""
+    path = Path(path)
+    matrix = graph.to_matrix(np.float64, np.inf)
+    from ..arrays import to_host
+    with atomic_path(path, inputs=inputs) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, to_host(matrix), allow_pickle=False)
+    return path

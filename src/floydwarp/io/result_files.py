@@ -1,0 +1,133 @@
+"""Result files: ``.npz`` (one file), the raw ``.npy`` layout (memory-mappable) and the
+homework ``.out`` (see :mod:`floydwarp.io.nthu`).
+
+The raw layout, for results too large to read whole::
+
+    NAME.npy        n x n distances in the result's dtype (np.save format)
+    NAME.pred.npy   n x n int32 predecessors (only when the result has them)
+    NAME.json       {"format": "floydwarp-result-npy", "dtype", "inf", "n", "labels",
+                     "pred": "NAME.pred.npy" | null, "backend", "algorithm", "timings",
+                     "num_edges", "metadata"}
+
+:func:`read_npy` opens both matrices with ``np.load(mmap_mode="r")``: only the pages a
+query touches are read.  All files are written to temporary names and renamed into
+place, the JSON sidecar last.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from .atomic import atomic_path
+from ..dynamic import cycles_from_distances
+from .npy import load_array
+
+NPZ_EXTENSIONS = (".npz",)
+NPY_EXTENSIONS = (".npy", ".json")
+_NPY_FORMAT = "floydwarp-result-npy"
+_VERSION = 1
+
+
+# ---------------------------------------------------------------------- .npz
+def write_npz(result, path, *, inputs=()):
+    path = Path(path)
+    with atomic_path(path, inputs=inputs) as tmp:
+        try:
+            result.save(tmp)
+        except TypeError as exc:        # labels that JSON cannot hold
+            raise FloydwarpError(f"cannot write {path}: vertex labels must be numbers, strings or tuples ({exc})") from None
+    return path
+
+
+def read_npz(path):
+    from ..result import Result
+
+    path = Path(path)
+    if not path.exists():
+        raise FloydwarpError(f"{path}: no such file")
+    return Result.load(path)
+
+
+# ---------------------------------------------------------------------- raw .npy layout
+def npy_paths(path) -> tuple[Path, Path, Path]:
+    """``(NAME.npy, NAME.pred.npy, NAME.json)`` for ``NAME.npy`` or ``NAME.json``."""
+    path = Path(path)
+    name = path.name
+    for suffix in (".npy", ".json"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return (path.with_name(name + ".npy"), path.with_name(name + ".pred.npy"), path.with_name(name + ".json"))
+
+
+def write_npy(result, path, *, inputs=()):
+    from ..result import _jsonable_labels
+
+    dist_path, pred_path, meta_path = npy_paths(path)
+    host = result.to_host()
+    inf = host.inf
+    meta = {
+        "format": _NPY_FORMAT, "version": _VERSION, "n": host.n, "dtype": host.dtype.name,
+        "inf": None if host.dtype.kind == "f" else int(inf),
+        "dist": dist_path.name, "pred": pred_path.name if host.pred is not None else None,
+        "labels": _jsonable_labels(host.labels), "backend": host.backend, "algorithm": host.algorithm,
+        "timings": host.timings, "num_edges": host.num_edges, "metadata": host.metadata,
+    }
+    try:
+        text = json.dumps(meta, indent=1)
+    except TypeError as exc:
+        raise FloydwarpError(f"cannot write {meta_path}: labels or metadata are not JSON-serializable ({exc})") from None
+    with contextlib.ExitStack() as stack:
+        # entered first = renamed last: the sidecar commits the set
+        meta_tmp = stack.enter_context(atomic_path(meta_path, inputs=inputs))
+        dist_tmp = stack.enter_context(atomic_path(dist_path, inputs=inputs))
+        pred_tmp = stack.enter_context(atomic_path(pred_path, inputs=inputs)) if host.pred is not None else None
+        with open(dist_tmp, "wb") as fh:
+            np.save(fh, np.asarray(host.dist), allow_pickle=False)
+        if pred_tmp is not None:
+            with open(pred_tmp, "wb") as fh:
+                np.save(fh, np.asarray(host.pred, dtype=np.int32), allow_pickle=False)
+        meta_tmp.write_text(text)
+    if host.pred is None and pred_path.exists():
+        with contextlib.suppress(OSError):
+            os.unlink(pred_path)            # a stale file from an earlier result
+    return dist_path
+
+
+def read_npy(path):
+    from ..result import Result, _labels_from_json
+
+    dist_path, pred_path, meta_path = npy_paths(path)
+    if not meta_path.exists():
+        if dist_path.exists():
+            raise FloydwarpError(
+                f"{dist_path}: no sidecar {meta_path.name} beside it; a floydwarp .npy result is "
+                f"written as {dist_path.name} + {meta_path.name} (+ {pred_path.name})")
+        raise FloydwarpError(f"{dist_path}: no such file")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise FloydwarpError(f"{meta_path}: not a readable JSON sidecar ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != _NPY_FORMAT:
+        raise FloydwarpError(f"{meta_path}: not a floydwarp result sidecar")
+    dtype = np.dtype(meta["dtype"])
+    n = int(meta["n"])
+    dist = load_array(dist_path, "distance matrix")
+    if dist.shape != (n, n) or dist.dtype != dtype:
+        raise FloydwarpError(f"{dist_path}: holds {dist.dtype} {dist.shape}, but {meta_path.name} says {dtype} ({n}, {n})")
+    pred = None
+    if meta.get("pred"):
+        pred_file = meta_path.with_name(meta["pred"])
+        pred = load_array(pred_file, "predecessor matrix")
+        if pred.shape != (n, n):
+            raise FloydwarpError(f"{pred_file}: holds shape {pred.shape}, but {meta_path.name} says ({n}, {n})")
+    inf = np.inf if dtype.kind == "f" else dtype.type(meta["inf"])
+    return Result(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
+                  backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
+                  timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
+                  negative_cycles=cycles_from_distances(dist, inf))
