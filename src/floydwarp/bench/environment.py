@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
+import subprocess
+import sys
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
 
 
 def package_version(name: str) -> str | None:
@@ -83,12 +87,107 @@ def backend_status() -> list[dict]:
     return rows
 
 
-def environment(*, command: str | None = None, seed: int | None = None) -> dict:
-    """The record of where and how a benchmark ran."""
+def cpu_mhz() -> dict | None:
+    """Current core clocks from /proc/cpuinfo: ``{"min", "max", "mean"}`` in MHz (None when unknown)."""
+    values = []
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("cpu MHz"):
+                    values.append(float(line.split(":", 1)[1]))
+    except (OSError, ValueError):
+        return None
+    if not values:
+        return None
+    return {"min": min(values), "max": max(values), "mean": sum(values) / len(values)}
+
+
+def gpu_clocks() -> list[dict]:
+    """SM clocks per GPU from ``nvidia-smi`` (current and maximum, MHz); [] without nvidia-smi."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    fields = "index,name,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,temperature.gpu"
+    try:
+        out = subprocess.run([exe, f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if out.returncode != 0:
+        return []
+    rows = []
+    keys = fields.replace(".", "_").split(",")
+    for line in out.stdout.strip().splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != len(keys):
+            continue
+        row = {}
+        for k, v in zip(keys, cells):
+            try:
+                row[k] = int(v) if k != "name" and v.isdigit() else (float(v) if k != "name" else v)
+            except ValueError:
+                row[k] = v                      # "[N/A]" and the like
+        rows.append(row)
+    return rows
+
+
+def memory() -> dict:
+    """Host memory from /proc/meminfo: ``{"total_bytes", "available_bytes"}`` (None when unknown)."""
+    info = {"total_bytes": None, "available_bytes": None}
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("MemTotal", "MemAvailable"):
+                    value = int(rest.split()[0]) * 1024
+                    info["total_bytes" if key == "MemTotal" else "available_bytes"] = value
+    except (OSError, ValueError, IndexError):
+        pass
+    return info
+
+
+def gpu_memory() -> list[dict]:
+    """Free and total device memory per GPU (CuPy), [] without one."""
+    try:
+        import cupy
+        rows = []
+        for i in range(cupy.cuda.runtime.getDeviceCount()):
+            with cupy.cuda.Device(i):
+                free, total = cupy.cuda.runtime.memGetInfo()
+            rows.append({"index": i, "free_bytes": int(free), "total_bytes": int(total)})
+        return rows
+    except Exception:                                       # no CuPy, no driver, no device
+        return []
+
+
+def source_revision() -> str | None:
+    """The git commit of the floydwarp source tree ("+dirty" when modified), None outside git."""
+    root = Path(__file__).resolve().parents[3]
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def environment(*, command: str | None = None, seed: int | None = None, detailed: bool = False) -> dict:
+    """The record of where and how a benchmark ran.
+
+    ``detailed`` adds what a saved study needs to be reproduced and read later: the
+    exact argv, clocks (``nvidia-smi``, /proc/cpuinfo), memory, more package versions
+    and the source revision.
+    """
     from .. import __version__
 
     gpu = gpus()
-    return {
+    env = {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "seed": seed,
@@ -106,3 +205,16 @@ def environment(*, command: str | None = None, seed: int | None = None) -> dict:
         "gpus": gpu["devices"],
         "gpu_note": gpu["note"],
     }
+    if detailed:
+        env.update(
+            argv=list(sys.argv),
+            hostname=platform.node(),
+            source_revision=source_revision(),
+            mpi4py=package_version("mpi4py"),
+            matplotlib=package_version("matplotlib"),
+            cpu_mhz=cpu_mhz(),
+            gpu_clocks=gpu_clocks(),
+            memory=memory(),
+            gpu_memory=gpu_memory(),
+        )
+    return env

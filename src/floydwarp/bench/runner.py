@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -53,6 +53,35 @@ class BenchConfig:
     percent: float = 25.0
     seed: int = 0
     threads: int | None = None
+    # ---- used by the studies other than ``run`` (bench/studies/); None: the study's default
+    #: the one size of the kernels, block-size, threads and scaling studies
+    n: int | None = None
+    #: backend-specific options passed to every solve (``solve(..., **options)``), e.g. {"R": 8}
+    options: dict = field(default_factory=dict)
+    #: block-size study: sweep this plan option (or "block_size") over these values
+    sweep: dict | None = None
+    #: threads study: thread counts (default 1..cores)
+    thread_counts: Sequence[int] | None = None
+    #: scaling study: MPI process counts, modes, and what each rank runs
+    ranks: Sequence[int] = (1, 2, 4)
+    modes: Sequence[str] = ("strong", "weak")
+    scaling_backend: str = "mpi"
+    devices_per_rank: int | None = None
+    mpiexec: str | None = None
+    mpi_timeout: float = 1800.0
+    #: budget study: wall-time budgets (seconds) and the size the doubling starts from
+    budgets: Sequence[float] = (2.0, 60.0)
+    budget_start_n: int = 256
+    #: sizes study: skip a case whose single solve is predicted to take longer than this
+    max_seconds: float = 10.0
+    #: where gpu cases get their graphs: "host" (erdos_renyi, uploaded) or "device" (CuPy)
+    graph_on: str = "host"
+    #: breakdown study: graph and result file extensions
+    file_formats: Sequence[str] = ("in", "out")
+    #: folder for the breakdown study's temporary files (None: the system's)
+    tmp_dir: str | None = None
+    #: ceilings records (studies/ceilings.py) for the percent-of-ceiling columns and roofline lines
+    ceilings: list | None = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +164,18 @@ def _base_record(graph, config, backend, algorithm, dtype, block_size) -> dict:
             "threads": config.threads, "repeats": config.repeats, "status": "ok", "note": ""}
 
 
-def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_dist=None) -> dict:
+def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_dist=None, *,
+              options: dict | None = None) -> dict:
+    """Time one case on ``graph``; ``options`` (default ``config.options``) go to ``solve()``."""
     import floydwarp as fw
     from .. import registry
 
+    options = dict(config.options if options is None else options)
     record = _base_record(graph, config, case.backend, case.algorithm, case.dtype, case.block_size)
+    if options:
+        record["options"] = options
     kwargs = dict(dtype=case.dtype, backend=case.backend, algorithm=case.algorithm,
-                  block_size=case.block_size, threads=config.threads)
+                  block_size=case.block_size, threads=config.threads, **options)
     impl = next(i for i in registry.algorithms(case.backend) if i.algorithm == case.algorithm)
     walls, stages = [], []
     try:
@@ -152,6 +186,7 @@ def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_d
         for _ in range(config.repeats):
             start = time.perf_counter()
             result = fw.solve(graph, **kwargs)
+            synchronize(result)
             walls.append(time.perf_counter() - start)
             stages.append(dict(result.timings))
     except FloydwarpError as exc:
@@ -182,6 +217,16 @@ def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_d
         moved = float(bytes_moved(case.n, result.dtype.itemsize, case.block_size))
         record.update(bytes_moved=moved, gb_per_s=moved / compute / 1e9 if compute > 0 else None)
     return record
+
+
+def synchronize(result) -> None:
+    """Wait for the device when the result stayed there (its last kernels may still run)."""
+    from ..arrays import is_device_array
+
+    if result is not None and is_device_array(result.dist):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
 
 
 def time_scipy(graph, config: BenchConfig):

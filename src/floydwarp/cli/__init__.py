@@ -16,6 +16,7 @@ COMMANDS = (
     "bench",
     "path",
     "query",
+    "report",
 )
 
 for _name in COMMANDS:

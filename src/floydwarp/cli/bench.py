@@ -176,7 +176,6 @@ def bench(
     """Time backends and algorithms over sizes, SciPy side by side, or run one of the studies."""
     from .. import numeric
     from ..bench import STUDIES, BenchConfig
-    from ..bench import report
 
     if study not in STUDIES:
         raise typer.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
@@ -229,6 +228,8 @@ def bench(
         config.max_seconds = max_seconds
     if study == "block-size" and not blocks:
         config.block_sizes = [None]
+    if study == "block-size" and not sizes:
+        config.sizes = []                     # one n: --n, else the backend's default
 
     if study == "run":
         _run_table(config, out, json_path, ceilings, plots)
@@ -303,7 +304,6 @@ def _run_study(study, config, out, json_path, ceilings_file, plots):
             printed_header = True
         typer.echo(report.study_row(record, cols))
 
-    typer.echo(f"{study}: writing into {out}", err=True)
     data = STUDIES[study](config, command=command_line(), on_record=show)
     for line in module.summary_lines(data):
         typer.echo(line)
