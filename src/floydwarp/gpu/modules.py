@@ -1,0 +1,108 @@
+"""Run-time compilation of the CUDA C++ kernels in ``gpu/kernels`` through CuPy (NVRTC).
+
+A module is one ``.cu`` file compiled for a group of template instances (say, every
+blocked kernel for int32 and 64 x 64 tiles).  ``#include "x.cuh"`` lines are inlined
+here, so NVRTC needs no include path and CuPy's on-disk cache key (source text,
+options, name expressions) covers the headers too.  Compiled modules are cached per
+process; CuPy caches the binaries on disk (``~/.cupy/kernel_cache``) across processes.
+
+CuPy is imported only when a module is first compiled.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+
+#: C++ type of each distance dtype in the kernels.
+CTYPES = {
+    "int16": "short",
+    "int32": "int",
+    "int64": "long long",
+    "float32": "float",
+    "float64": "double",
+}
+
+#: NVRTC options (CuPy adds -arch for the current device); the NVRTC of CUDA 12 and 13
+#: both accept them.
+OPTIONS = ("-std=c++17",)
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"[ \t]*$', re.MULTILINE)
+
+
+def ctype(dtype) -> str:
+    """The kernels' C++ type for a distance dtype."""
+    name = np.dtype(dtype).name
+    try:
+        return CTYPES[name]
+    except KeyError:
+        raise ValueError(f"no GPU kernel type for dtype {name}") from None
+
+
+def template_arg(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (np.dtype, type)) or (isinstance(value, str) and value in CTYPES):
+        return ctype(value)
+    return str(value)
+
+
+def name_expression(kernel: str, *targs) -> str:
+    """``fw_blocked_p3<int, 64, true, false>`` from a kernel name and template arguments
+    (dtypes become their C++ type, bools ``true``/``false``)."""
+    if not targs:
+        return kernel
+    return f"{kernel}<{', '.join(template_arg(a) for a in targs)}>"
+
+
+@functools.lru_cache(maxsize=None)
+def source(filename: str) -> str:
+    """The text of ``kernels/<filename>`` with its local includes inlined (once each)."""
+    seen: set[str] = set()
+
+    def expand(name: str) -> str:
+        path = KERNEL_DIR / name
+        if not path.is_file():
+            raise FileNotFoundError(f"GPU kernel source {path} is missing (is the package installed with its data?)")
+        text = path.read_text()
+
+        def repl(m):
+            inc = m.group(1)
+            if inc in seen:
+                return f"// {inc} already included"
+            seen.add(inc)
+            return f"// ---- begin {inc}\n{expand(inc)}\n// ---- end {inc}"
+
+        return _INCLUDE.sub(repl, text)
+
+    return expand(filename)
+
+
+@functools.lru_cache(maxsize=None)
+def module(filename: str, name_expressions: tuple, cooperative: bool = False):
+    """A compiled ``cupy.RawModule`` for a .cu file and a group of template instances."""
+    import cupy
+
+    return cupy.RawModule(code=source(filename), options=OPTIONS, name_expressions=list(name_expressions),
+                          enable_cooperative_groups=cooperative)
+
+
+_KERNELS: dict = {}
+
+
+def kernel(filename: str, expr: str, group=None, *, cooperative: bool = False, dynamic_smem: int = 0):
+    """The ``cupy.RawKernel`` ``expr`` from the module compiled for ``group`` (default:
+    just ``expr``), allowed ``dynamic_smem`` bytes of dynamic shared memory."""
+    group = tuple(sorted(set(group or ()) | {expr}))
+    key = (filename, expr, group, cooperative)
+    k = _KERNELS.get(key)
+    if k is None:
+        k = module(filename, group, cooperative).get_function(expr)
+        _KERNELS[key] = k
+    if dynamic_smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < dynamic_smem:
+        k.max_dynamic_shared_size_bytes = int(dynamic_smem)
+    return k

@@ -1,0 +1,201 @@
+"""The gpu backend's host-side logic: runs everywhere, CuPy or not, GPU or not."""
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import floydwarp as fw
+from floydwarp import registry
+from floydwarp.errors import BackendUnavailableError
+from floydwarp.gpu import engine, layout, modules, traffic
+from floydwarp.gpu.layout import Layout, pitch_elements
+
+EXPECTED = {"sequential", "naive", "naive-shared-k", "naive-vec", "pseudo-blocked", "work-per-thread",
+            "grid-sync", "blocked", "blocked-vec", "fast"}
+
+
+# ---------------------------------------------------------------------- layout
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+@pytest.mark.parametrize("n", [1, 2, 31, 32, 33, 63, 64, 65, 100, 1000, 1025])
+def test_rows_start_on_128_bytes(n, itemsize):
+    p = pitch_elements(n, itemsize)
+    assert p >= n and (p * itemsize) % 128 == 0 and (p - n) * itemsize < 128
+
+
+def test_pitch_examples():
+    assert pitch_elements(1, 2) == 64
+    assert pitch_elements(32, 4) == 32
+    assert pitch_elements(33, 4) == 64
+    assert pitch_elements(1000, 2) == 1024
+    assert pitch_elements(17, 8) == 32
+
+
+@pytest.mark.parametrize("tile", [1, 16, 64, 128])
+def test_layout_padding(tile):
+    lay = Layout.make(65, 4, tile, predecessors=True)
+    assert lay.N % tile == 0 and lay.N >= 65 and lay.N - 65 < tile
+    assert lay.pitch >= lay.N and (lay.pitch * 4) % 128 == 0
+    assert lay.pred_pitch >= lay.N and (lay.pred_pitch * 4) % 128 == 0
+    assert lay.dist_bytes == lay.N * lay.pitch * 4 and lay.pred_bytes == lay.N * lay.pred_pitch * 4
+    assert lay.tiles == lay.N // tile
+
+
+def test_layout_unpadded_and_memory():
+    lay = Layout.make(256, 4, 64)
+    assert not lay.padded and lay.pred_pitch == 0
+    assert lay.device_bytes() == 256 * 256 * 4
+    lay = Layout.make(100, 4, 64, predecessors=True)
+    assert lay.padded
+    assert lay.device_bytes(output_copy=True) == lay.dist_bytes + lay.pred_bytes + 100 * 100 * 8
+    assert lay.device_bytes(staging=10 ** 9) == lay.dist_bytes + lay.pred_bytes + 10 ** 9
+    assert Layout.make(0, 2).N == 1
+
+
+def test_format_bytes():
+    assert layout.format_bytes(512) == "512 B"
+    assert layout.format_bytes(3 * 1024 ** 3) == "3.00 GiB"
+
+
+# ---------------------------------------------------------------------- kernels and modules
+def test_ctypes_and_name_expressions():
+    assert modules.ctype("int16") == "short" and modules.ctype(np.float64) == "double"
+    assert modules.ctype("int64") == "long long"
+    assert modules.name_expression("fw_blocked_p3", np.dtype("int32"), 64, True, False) == \
+        "fw_blocked_p3<int, 64, true, false>"
+    assert modules.name_expression("ceil_addmin_s16x2") == "ceil_addmin_s16x2"
+    with pytest.raises(ValueError):
+        modules.ctype("uint8")
+
+
+@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "ceilings.cu"])
+def test_sources_inline_their_headers(name):
+    src = modules.source(name)
+    assert '#include "' not in src
+    assert "FLOYDWARP_COMMON_CUH" in src
+
+
+def test_no_kernel_hard_codes_a_sentinel():
+    sentinels = ["16383", "1073741823", "4611686018427387903", "0x3fff", "0x3FFF", "INT_MAX", "SHRT_MAX",
+                 "32767", "INFINITY", "HUGE_VAL"]
+    files = sorted(modules.KERNEL_DIR.glob("*.cu")) + sorted(modules.KERNEL_DIR.glob("*.cuh"))
+    assert len(files) >= 5
+    for f in files:
+        text = f.read_text()
+        for s in sentinels:
+            assert s not in text, f"{f.name} hard-codes {s}"
+
+
+def test_group_expressions_cover_every_launch():
+    for dt in map(np.dtype, engine.ALL_DTYPES):
+        simple = engine._simple_group(dt)
+        assert modules.name_expression("fw_naive", dt) in simple
+        assert all(modules.name_expression("fw_pseudo", dt, r) in simple for r in engine.PSEUDO_R)
+        for b in engine.BLOCK_SIZES:
+            group = engine.blocked_group(dt, b)
+            assert len(group) == 14 and len(set(group)) == 14
+        for optin in (None, 99 * 1024, 48 * 1024):
+            for variant in engine.FAST_VARIANTS:
+                cfg = engine.fast_config(dt, optin, variant)
+                group = engine.fast_group(dt, cfg)
+                for clamp in (False, True):
+                    assert modules.name_expression("fw_fast_p1", dt, cfg["b"], clamp) in group
+                    assert modules.name_expression("fw_fast_p2", dt, cfg["b"], clamp) in group
+                    expr = engine.fast_expr(dt, cfg, clamp)
+                    if cfg["p3"] == "fw_blockedvec_p3":
+                        assert expr in engine.blocked_group(dt, cfg["b"])
+                    else:
+                        assert expr in group
+
+
+def test_fast_config():
+    c = engine.fast_config("int32", variant="tiled")
+    assert (c["b"], c["tm"], c["tn"], c["bk"], c["p3"]) == (128, 8, 8, 32, "fw_fast_p3")
+    assert engine.fast_config("float32", variant="async")["smem3"] == engine.fast_async_smem("float32", c)
+    assert engine.fast_config("int16", variant="tiled")["p3"] == "fw_fast_p3_s16"
+    assert engine.fast_config("int16", variant="async")["variant"] == "tiled"
+    assert engine.fast_config("int16", variant="vec")["p3"] == "fw_vec_p3_s16"
+    assert engine.fast_config("float64", variant="tiled")["p3"] == "fw_blockedvec_p3"
+    assert engine.fast_config("int64")["b"] == 64
+    assert engine.fast_config("int32", 48 * 1024, "tiled")["b"] == 64   # a 128 x 128 tile does not fit
+    assert engine.fast_config("int32", 48 * 1024, "async")["smem3"] <= 48 * 1024
+    assert engine.fast_config("int32", 32 * 1024, "async")["variant"] == "tiled"
+    for dt in engine.ALL_DTYPES:
+        assert engine.fast_variant(dt) in engine.FAST_VARIANTS
+        for v in engine.FAST_VARIANTS:
+            cfg = engine.fast_config(dt, variant=v)
+            assert cfg["threads"][0] * cfg["threads"][1] in (128, 256)
+    assert engine.fast_smem(4, 128) == (65536, 65536 + 1024)
+    with pytest.raises(fw.FloydwarpError, match="fast_variant"):
+        engine.fast_variant("int32", "warp")
+
+
+def test_blocked_shapes():
+    assert engine.blocked_smem(4, 64, False) == (16384, 32768, 32768)
+    assert engine.blocked_smem(4, 64, True) == (32768, 49152, 49152)
+    bv, ty, smem = engine.blockedvec_shape(4, 64)
+    assert (bv, ty) == (16, 16) and smem == (64 * 68 + 64 * 64) * 4
+    bv, ty, _ = engine.blockedvec_shape(2, 16)
+    assert bv * ty >= 32 and ty <= 16
+
+
+# ---------------------------------------------------------------------- registry
+def test_registry_entries():
+    impls = {i.algorithm: i for i in registry.algorithms("gpu")}
+    assert set(impls) == EXPECTED
+    assert [a for a, i in impls.items() if i.default] == ["fast"]
+    assert impls["sequential"].max_n == 512
+    for a in ("naive", "blocked", "fast"):
+        assert impls[a].predecessors
+    assert not impls["blocked-vec"].predecessors
+    for i in impls.values():
+        assert set(fw.DTYPES) <= set(i.dtypes)
+        assert callable(i.options["bytes_moved"]) and i.description
+    backend = registry.backend("gpu") if hasattr(registry, "backend") else registry._load("gpu")
+    assert backend.auto_priority == 20 and backend.auto_min_n() == engine.AUTO_MIN_N
+
+
+def test_traffic_models():
+    assert traffic.per_k_sweep(100, 4) == 100 ** 3 * 4
+    m64 = traffic.blocked_model(64)
+    assert m64(4096, 4) == m64(4096, 4, 64)
+    assert m64(4096, 4, 32) > m64(4096, 4, 64) > m64(4096, 4, 128)
+    assert traffic.fast_model(4096, 2) == traffic.blocked_model(128)(4096, 2)
+    assert traffic.fast_model(4096, 4) == traffic.blocked_model(64)(4096, 4)
+    assert m64(4096, 4) == (2 * 4096 ** 3 / 64 + 6 * 4096 ** 2) * 4
+
+
+# ---------------------------------------------------------------------- probe and messages
+def test_probe_without_cupy(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)   # import cupy -> ImportError
+    reason = engine._probe_uncached()
+    assert reason == engine.NO_CUPY
+    assert "pip install 'floydwarp[gpu]'" in reason and "backend='cpu'" in reason
+
+
+def test_solve_without_cupy_names_the_fallback(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    engine.probe.cache_clear()
+    try:
+        with pytest.raises(BackendUnavailableError, match=re.escape("pip install 'floydwarp[gpu]'")):
+            fw.solve(np.zeros((3, 3)), backend="gpu")
+    finally:
+        engine.probe.cache_clear()
+
+
+def test_memory_message_names_bytes():
+    msg = engine.memory_message(10 ** 12, 8 * 10 ** 10, 500_000, "int32", "Some GPU", predecessors=True)
+    assert "1000000000000 bytes" in msg and "80000000000 bytes" in msg
+    assert "n = 500000" in msg and "backend='cpu'" in msg and "predecessors" in msg
+
+
+def test_importing_engine_does_not_import_cupy():
+    import subprocess
+
+    code = ("import sys, floydwarp, floydwarp.gpu.engine, floydwarp.gpu.ceilings; "
+            "from floydwarp import registry; registry.algorithms('gpu'); "
+            "print('cupy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
