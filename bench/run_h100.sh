@@ -71,7 +71,7 @@ want sizes && step 170 sizes -- "${FW[@]}" bench sizes --backend cpu,gpu -a all 
     --sizes 256,512,1024,2048,4096,8192,16384 --max-seconds 2 --scipy-max-n 1024 -r 3 --out "$RESULTS/sizes"
 
 # Every GPU kernel at n = 8192 in three types: GB/s, relax/s, % of the ceilings, rooflines.
-want kernels && step 100 kernels -- "${FW[@]}" bench kernels --backend gpu --n 8192 --dtype int16,int32,float32 \
+want kernels && step 160 kernels -- "${FW[@]}" bench kernels --backend gpu --n 8192 --dtype int16,int32,float32 \
     -r 2 --out "$RESULTS/kernels"
 
 # Tile sizes (blocked, blocked-vec), R (pseudo-blocked), threads per block (work-per-thread, grid-sync);
