@@ -41,6 +41,8 @@ class EngineOutput:
     #: set by engines whose matrix is not on every process (MPI): whether any
     #: diagonal entry went negative, known on every rank; None: read it off ``dist``
     negative_diagonal: bool | None = None
+    #: likewise for MPI: whether the predecessors loop (see predecessors.has_loops)
+    pred_loops: bool | None = None
     #: engine facts worth keeping with the result (process grid, device name, ...)
     metadata: dict = field(default_factory=dict)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import array_module
+from .arrays import array_module, to_host
 
 NO_PREDECESSOR = -9999
 
@@ -41,3 +41,14 @@ def walk(pred_row, source, target, n):
     if v == source:
         return path[::-1]
     raise ValueError(f"predecessors do not lead from {target} back to {source}")
+
+
+def has_loops(pred) -> bool:
+    """True when some row's predecessors do not lead every reachable vertex back to its source.
+
+    Blocked Floyd-Warshall can close such a loop around a zero-weight cycle (the
+    textbook k-outer order cannot); ``solve()`` then recomputes in k order.
+    """
+    from .cpu.kernels import pred_rows_with_cycles   # Numba, imported only when needed
+
+    return bool(pred_rows_with_cycles(np.ascontiguousarray(to_host(pred))).any())

@@ -48,6 +48,9 @@ class Implementation:
     description: str = ""
     #: largest n the algorithm accepts (None: no limit), with the reason
     max_n: int | None = None
+    #: relaxes in the textbook order (k outermost): its predecessors never loop,
+    #: even around zero-weight cycles, which blocked orders can close
+    k_order: bool = False
     options: dict = field(default_factory=dict)
 
 
@@ -60,12 +63,12 @@ def register_backend(name, description, probe=lambda: None, auto_priority=0, aut
 
 
 def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False,
-             description="", max_n=None, **options):
+             description="", max_n=None, k_order=False, **options):
     """Decorator: make ``func(graph, plan) -> EngineOutput`` the (backend, algorithm) implementation."""
     def deco(func):
         _IMPLS[(backend, algorithm)] = Implementation(
             backend, algorithm, func, tuple(dtypes), predecessors, default,
-            description or (func.__doc__ or "").strip().split("\n")[0], max_n, options)
+            description or (func.__doc__ or "").strip().split("\n")[0], max_n, k_order, options)
         return func
     return deco
 
@@ -133,3 +136,11 @@ def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
     if impl.max_n is not None and n > impl.max_n:
         raise FloydwarpError(f"{name}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
     return impl
+
+
+def k_order_algorithm(name) -> Implementation:
+    """The backend's textbook-order algorithm with predecessors (the fallback for looping predecessors)."""
+    found = [i for i in algorithms(name) if i.k_order and i.predecessors]
+    if not found:
+        raise FloydwarpError(f"backend {name!r} has no k-order algorithm with predecessors")
+    return found[0]

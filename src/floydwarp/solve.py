@@ -11,7 +11,7 @@ from .cycles import NegativeCycles
 from .errors import DtypeError
 from .inputs import as_graph
 from .plan import Plan
-from .predecessors import NO_PREDECESSOR
+from .predecessors import NO_PREDECESSOR, has_loops
 from .progress import progress_callback
 from .result import Result
 
@@ -63,20 +63,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                 block_size=block_size, threads=threads, options=options)
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
-        out = impl.run(graph, plan)
-        negative = out.negative_diagonal
-        if negative is None:
-            negative = _has_negative_diagonal(out.dist)
-        if negative and plan.clamp:
-            out = _rerun_in_float64(impl, graph, plan, out)
+        out, negative = _run(impl, graph, plan, stats)
+        if plan.predecessors and not negative and not impl.k_order and _pred_loops(out):
+            out = _rerun_in_k_order(graph, plan, stats, out)
     if out.dist is None:
         return None        # an MPI rank other than 0: the result lives on rank 0
-    cycles = _negative_cycles(graph, out.dist) if negative else NegativeCycles.none(graph.n)
-    dist = numeric.normalize_unreachable(out.dist, choice.dtype, stats)
-    if out.pred is not None:
-        # With negative weights an unreachable pair can be "improved" through INF
-        # entries before normalization; it has no predecessor.
-        out.pred[dist >= plan.inf] = NO_PREDECESSOR
+    dist = out.dist
+    cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
     if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise DtypeError(
             f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "
@@ -87,9 +80,30 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})
 
 
+def _run(impl, graph, plan, stats):
+    """Run one engine: exact distances with unreachable pairs at INF, and whether a diagonal went negative."""
+    out = impl.run(graph, plan)
+    negative = out.negative_diagonal
+    if negative is None:
+        negative = _has_negative_diagonal(out.dist)
+    if negative and plan.clamp:
+        out = _rerun_in_float64(impl, graph, plan, out)
+    if out.dist is not None:
+        numeric.normalize_unreachable(out.dist, plan.dtype, stats)
+        if out.pred is not None:
+            # With negative weights an unreachable pair can be "improved" through INF
+            # entries before normalization; it has no predecessor.
+            out.pred[out.dist >= plan.inf] = NO_PREDECESSOR
+    return out, negative
+
+
 def _has_negative_diagonal(dist) -> bool:
     xp = array_module(dist)
     return bool((xp.diagonal(dist) < 0).any())
+
+
+def _pred_loops(out) -> bool:
+    return out.pred_loops if out.pred_loops is not None else has_loops(out.pred)
 
 
 def _negative_cycles(graph, dist) -> NegativeCycles:
@@ -98,15 +112,30 @@ def _negative_cycles(graph, dist) -> NegativeCycles:
     return NegativeCycles.from_graph(graph, seeds)
 
 
+def _merged_timings(first, second):
+    return {k: first.get(k, 0.0) + second.get(k, 0.0) for k in {*first, *second}}
+
+
 def _rerun_in_float64(impl, graph, plan, first):
     """Integer runs clamp at -INF to stay in range, but with a negative cycle the
     clamped values can leak into pairs the cycle does not touch (INF + -INF = 0).
     float64 keeps those pairs exact (inf + -inf is NaN, which never wins), so the
     distances are recomputed there and cast back."""
     out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False))
-    timings = {k: first.timings.get(k, 0.0) + out.timings.get(k, 0.0) for k in {*first.timings, *out.timings}}
     dist = out.dist
     if dist is not None:
-        inf = float(plan.inf)
-        dist = array_module(dist).clip(dist, -inf, inf).astype(plan.dtype)
-    return dataclasses.replace(out, dist=dist, timings=timings)
+        xp = array_module(dist)
+        inf = plan.dtype.type(plan.inf)
+        # clip in float, cast, clip again: float64 rounds int64's INF up past it
+        dist = xp.clip(xp.clip(dist, -float(inf), float(inf)).astype(plan.dtype), -inf, inf)
+    return dataclasses.replace(out, dist=dist, timings=_merged_timings(first.timings, out.timings))
+
+
+def _rerun_in_k_order(graph, plan, stats, first):
+    """The blocked order closed a predecessor loop around a zero-weight cycle: redo the run
+    with the backend's textbook-order algorithm, whose predecessors cannot loop."""
+    fallback = registry.k_order_algorithm(plan.backend)
+    out, _ = _run(fallback, graph, dataclasses.replace(plan, algorithm=fallback.algorithm), stats)
+    metadata = {**out.metadata, "pred_fallback": f"{plan.algorithm} left a predecessor loop; "
+                                                 f"recomputed with {fallback.algorithm}"}
+    return dataclasses.replace(out, timings=_merged_timings(first.timings, out.timings), metadata=metadata)

@@ -10,12 +10,12 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "kill"
 original = engine.BlockCyclic.pivot_and_panels
 
 
-def failing(self, r):
+def failing(self, r, **kw):
     if self.comm.Get_rank() == 1 and r == 3:
         if mode == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         raise RuntimeError("injected failure in round 3")
-    return original(self, r)
+    return original(self, r, **kw)
 
 
 engine.BlockCyclic.pivot_and_panels = failing

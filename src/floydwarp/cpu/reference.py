@@ -14,7 +14,7 @@ from ..registry import register, register_backend
 register_backend("reference", "plain NumPy, one vectorized update per k (ground truth for tests)")
 
 
-@register("reference", "numpy", default=True)
+@register("reference", "numpy", default=True, k_order=True)
 def numpy_loop(graph, plan) -> EngineOutput:
     """for k: d = min(d, d[:, k] + d[k, :]), with predecessors."""
     sw = Stopwatch()

@@ -26,14 +26,16 @@ Each process computes with the Numba kernels of the ``cpu`` backend on
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
 import numpy as np
 
+from .. import checkpoint
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
-from ..predecessors import NO_PREDECESSOR
+from ..predecessors import NO_PREDECESSOR, has_loops
 from ..registry import register, register_backend
 from . import mpi as mpi_util
 from .grid import ProcessGrid
@@ -105,11 +107,29 @@ class BlockCyclic:
         self.col_comm.Free()
 
     # -- phases 1 and 2 for round r, then start the panel broadcasts (non-blocking)
-    def pivot_and_panels(self, r):
+    def pivot_and_panels(self, r, pivot_done=False):
+        """Phases 1-2 of round r (skipped when a resumed checkpoint already holds them),
+        then the non-blocking broadcasts of the round's panels."""
+        g, bs, L, P = self.grid, self.bs, self.local, self.plocal
+        li, lj = g.local_row(r), g.local_col(r)
+        if not pivot_done:
+            self.pivot(r, li, lj)
+        rowp = np.ascontiguousarray(L[li]) if li is not None else np.empty((self.nt_cols, bs, bs), L.dtype)
+        colp = np.ascontiguousarray(L[:, lj]) if lj is not None else np.empty((self.nt_rows, bs, bs), L.dtype)
+        bufs = [rowp, colp]
+        with self.clock():
+            reqs = [self.col_comm.Ibcast(rowp, root=r % g.rows), self.row_comm.Ibcast(colp, root=r % g.cols)]
+            if self.pred:
+                prowp = np.ascontiguousarray(P[li]) if li is not None else np.empty((self.nt_cols, bs, bs), np.int32)
+                reqs.append(self.col_comm.Ibcast(prowp, root=r % g.rows))
+                bufs.append(prowp)
+        return bufs, reqs
+
+    def pivot(self, r, li, lj):
+        """Phase 1 on the pivot's owner, the pivot along its process row and column, phase 2."""
         from ..cpu.kernels import fw_tile, fw_tile_pred
 
         g, bs, L, P = self.grid, self.bs, self.local, self.plocal
-        li, lj = g.local_row(r), g.local_col(r)
         piv = np.empty((bs, bs), L.dtype)
         ppiv = np.empty((bs, bs), np.int32) if self.pred else None
         if li is not None and lj is not None:
@@ -136,16 +156,6 @@ class BlockCyclic:
             self.K.pivot_col_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv,
                                    ppiv if self.pred else dummy[0], -1 if li is None else li,
                                    self.clamp, self.lo, self.pred)
-        rowp = np.ascontiguousarray(L[li]) if li is not None else np.empty((self.nt_cols, bs, bs), L.dtype)
-        colp = np.ascontiguousarray(L[:, lj]) if lj is not None else np.empty((self.nt_rows, bs, bs), L.dtype)
-        bufs = [rowp, colp]
-        with self.clock():
-            reqs = [self.col_comm.Ibcast(rowp, root=r % g.rows), self.row_comm.Ibcast(colp, root=r % g.cols)]
-            if self.pred:
-                prowp = np.ascontiguousarray(P[li]) if li is not None else np.empty((self.nt_cols, bs, bs), np.int32)
-                reqs.append(self.col_comm.Ibcast(prowp, root=r % g.rows))
-                bufs.append(prowp)
-        return bufs, reqs
 
     def wait(self, reqs):
         from mpi4py import MPI
@@ -188,22 +198,31 @@ class BlockCyclic:
             keep &= nxt if only_next else ~nxt
         return ii[keep].astype(np.int64), jj[keep].astype(np.int64)
 
-    def run(self, nt, report, lookahead=True):
-        bufs, reqs = self.pivot_and_panels(0)
+    def run(self, nt, report, lookahead=True, checkpointer=None, start=0):
+        """Rounds start..nt-1.  A checkpoint taken after round r holds rounds <= r and, with
+        lookahead, round r+1's phases 1-2; resuming from it starts at round r+1 with those done."""
+        bufs, reqs = self.pivot_and_panels(start, pivot_done=start > 0 and lookahead)
         self.wait(reqs)
-        for r in range(nt):
+        for r in range(start, nt):
             if lookahead and r + 1 < nt:
                 self.update(bufs, *self.tiles_except(r, only_next=True))
                 next_bufs, next_reqs = self.pivot_and_panels(r + 1)
                 self.update(bufs, *self.tiles_except(r, only_next=False))
                 self.wait(next_reqs)
                 bufs = next_bufs
+                self._after_round(checkpointer, r + 1, nt)
             else:
                 self.update(bufs, *self.tiles_except(r))
                 if r + 1 < nt:
+                    self._after_round(checkpointer, r + 1, nt)
                     bufs, reqs = self.pivot_and_panels(r + 1)
                     self.wait(reqs)
             report(r + 1, nt)
+
+    def _after_round(self, checkpointer, next_round, nt):
+        if checkpointer is not None:
+            arrays = {"dist": self.local} if self.plocal is None else {"dist": self.local, "pred": self.plocal}
+            checkpointer.after_round(next_round, arrays, nt)
 
 
 def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
@@ -240,6 +259,16 @@ def blocked_2d(graph, plan) -> EngineOutput:
             raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
         nt = -(-plan.n // bs) if plan.n else 0
         local, plocal = local_start_tiles(graph, grid, bs, plan.dtype, plan.inf, plan.predecessors)
+        lookahead = plan.options.get("lookahead", True)
+        ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
+        start = 0
+        if ckpt is not None and plan.options.get("resume"):
+            saved = ckpt.load()
+            if saved is not None:
+                start, arrays = saved
+                local[...] = arrays["dist"]
+                if plocal is not None:
+                    plocal[...] = arrays["pred"]
         clock = mpi_util.CommClock()
         previous = numba.get_num_threads()
         numba.set_num_threads(_threads(plan, comm))
@@ -251,7 +280,8 @@ def blocked_2d(graph, plan) -> EngineOutput:
             t0 = time.perf_counter()
             if nt:
                 engine = BlockCyclic(comm, grid, local, plocal, bool(plan.clamp), _lo(plan), clock)
-                engine.run(nt, plan.report, lookahead=plan.options.get("lookahead", True))
+                with ckpt.stop_on_signals() if ckpt else contextlib.nullcontext():
+                    engine.run(nt, plan.report, lookahead=lookahead, checkpointer=ckpt, start=start)
                 engine.free()
             compute = time.perf_counter() - t0
         finally:
@@ -264,10 +294,13 @@ def blocked_2d(graph, plan) -> EngineOutput:
 
 
 def _output(comm, dist, pred, timings, grid):
-    """Rank 0 gets the matrices; every rank learns whether a diagonal went negative."""
-    negative = comm.bcast(bool(dist is not None and np.any(np.diagonal(dist) < 0)), root=0)
+    """Rank 0 gets the matrices; every rank learns what solve() decides on: whether a diagonal
+    went negative and whether the predecessors loop."""
+    negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
+    loops = bool(pred is not None and not negative and has_loops(pred))
+    negative, loops = comm.bcast((negative, loops), root=0)
     meta = {"processes": grid.size, "grid": [grid.rows, grid.cols]}
-    return EngineOutput(dist, pred, timings, negative_diagonal=negative, metadata=meta)
+    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, metadata=meta)
 
 
 def _warm_up(plan):
@@ -284,7 +317,7 @@ def _warm_up(plan):
 
 
 # --------------------------------------------------------------------------- 1D rows (seed 002)
-@register("mpi", "rows")
+@register("mpi", "rows", k_order=True)
 def rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D decomposition: row blocks per process, row k broadcast by its owner every k."""
     import numba

@@ -56,8 +56,12 @@ def abort_on_error(comm):
 
     The message names the rank; MPI_Abort makes every process exit non-zero.
     """
+    from ..checkpoint import CheckpointInterrupt
+
     try:
         yield
+    except CheckpointInterrupt:
+        raise                      # every rank stops at the same round, by agreement: not a failure
     except BaseException as exc:  # noqa: BLE001 - every failure must end the job
         if comm.Get_size() == 1:
             raise
