@@ -71,8 +71,10 @@ class Checkpointer:
     own shard at the same round, rank 0 writing the manifest.
     """
 
-    def __init__(self, folder, identity: dict, *, every: float | None = None, comm=None):
+    def __init__(self, folder, identity: dict, *, every: float | None = None, comm=None, resuming=False):
         self.folder = Path(folder)
+        #: start from the folder's checkpoint (``resume=DIR``) rather than from scratch
+        self.resuming = resuming
         self.identity = dict(identity, version=FORMAT_VERSION)
         self.every = every
         self.comm = comm
@@ -85,6 +87,8 @@ class Checkpointer:
         """(next round, arrays of this rank) from the folder's checkpoint, or None if it has none."""
         manifest_path = self.folder / "manifest.json"
         if not manifest_path.exists():
+            if self.resuming:
+                raise FloydwarpError(f"no checkpoint to resume in {self.folder} (no manifest.json)")
             return None
         try:
             manifest = json.loads(manifest_path.read_text())
@@ -186,4 +190,5 @@ def from_plan(plan, graph, *, block: int, comm=None, extra=None) -> Checkpointer
                 "backend": plan.backend, "algorithm": plan.algorithm, "predecessors": bool(plan.predecessors),
                 "processes": 1 if comm is None else comm.Get_size(), "graph": graph_fingerprint(graph),
                 **(extra or {})}
-    return Checkpointer(folder, identity, every=plan.options.get("checkpoint_every"), comm=comm)
+    return Checkpointer(folder, identity, every=plan.options.get("checkpoint_every"), comm=comm,
+                        resuming=bool(plan.options.get("resume")))

@@ -1,6 +1,7 @@
 """``floydwarp solve``: shortest paths of a graph file or of a generated graph."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -12,6 +13,7 @@ import numpy as np
 import typer
 
 from ..bench.report import format_rate, format_seconds
+from ..checkpoint import CheckpointInterrupt
 from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
                   UsageError, Weights, app, describe_generation, generate_graph)
 
@@ -27,7 +29,7 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 
 @app.command(short_help="Shortest paths of a graph file or a random graph.", epilog=(
     "Exit status: 0 when solved (a negative cycle is reported, not an error), 1 when --check finds "
-    "a mismatch, 2 for a bad option or value."))
+    "a mismatch, 2 for a bad option or value, 3 when stopped by SIGTERM/Ctrl-C after saving a checkpoint."))
 def solve(
     ctx: typer.Context,
     input: Annotated[Optional[Path], typer.Argument(
@@ -73,11 +75,31 @@ def solve(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="OUT", dir_okay=False, show_default=False,
         help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")] = None,
+    checkpoint: Annotated[Optional[Path], typer.Option(
+        "--checkpoint", metavar="DIR", file_okay=False, show_default=False,
+        help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d); SIGTERM or "
+             "Ctrl-C then stop after saving.")] = None,
+    checkpoint_every: Annotated[Optional[float], typer.Option(
+        "--checkpoint-every", metavar="SECONDS", min=0, show_default=False,
+        help="Seconds between checkpoints (default: only when stopped by a signal).")] = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        "--resume", metavar="DIR", file_okay=False, exists=True, show_default=False,
+        help="Finish the run checkpointed in DIR, with the settings it was started with.")] = None,
 ):
     """All-pairs shortest paths of a graph file or of a generated graph."""
     import floydwarp as fw
     from .. import numeric
 
+    if resume is not None:
+        given = [f"--{name.replace('_', '-')}" for name in RUN_SETTINGS
+                 if ctx.get_parameter_source(name).name == "COMMANDLINE"]
+        if given or checkpoint is not None:
+            raise UsageError(f"--resume continues the run saved in {resume} with its own settings; "
+                             f"drop {', '.join(given) or '--checkpoint'}", ctx)
+        saved = load_run_settings(resume)
+        (input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm,
+         block_size, predecessors, distributed, output, checkpoint_every) = (saved[k] for k in RUN_SETTINGS)
+        checkpoint = resume
     if (input is None) == (generate is None):
         raise UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
     if input is not None:
@@ -105,9 +127,21 @@ def solve(
         backend = "mpi"
         announce_ranks()
 
+    options = {}
+    if checkpoint is not None:
+        if resume is None:
+            save_run_settings(checkpoint, dict(
+                input=input, generate=generate, percent=percent, seed=seed, weights=weights, potential=potential,
+                undirected=undirected, dtype=dtype, backend=backend, algorithm=algorithm, block_size=block_size,
+                predecessors=predecessors, distributed=distributed, output=output, checkpoint_every=checkpoint_every))
+        options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every, "resume": resume}
     start = time.perf_counter()
-    result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
-                      block_size=block_size, threads=threads, progress=progress_wanted())
+    try:
+        result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
+                          block_size=block_size, threads=threads, progress=progress_wanted(), **options)
+    except CheckpointInterrupt as stop:
+        typer.echo(f"stopped: {stop}", err=True)
+        raise typer.Exit(STOPPED_EXIT_CODE) from None
     wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
@@ -137,6 +171,37 @@ def solve(
 
 
 # ---------------------------------------------------------------- pieces
+#: The options a checkpointed run saves beside its checkpoint, for --resume.
+RUN_SETTINGS = ("input", "generate", "percent", "seed", "weights", "potential", "undirected", "dtype", "backend",
+                "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every")
+RUN_FILE = "run.json"
+#: Exit status of a run stopped by SIGTERM / Ctrl-C after saving a checkpoint.
+STOPPED_EXIT_CODE = 3
+
+
+def save_run_settings(folder: Path, settings: dict):
+    """Write the run's settings beside its checkpoint (paths made absolute)."""
+    from ..io.atomic import atomic_path
+
+    folder.mkdir(parents=True, exist_ok=True)
+    plain = {k: str(v.resolve()) if isinstance(v, Path) else v for k, v in settings.items()}
+    with atomic_path(folder / RUN_FILE) as tmp:
+        tmp.write_text(json.dumps(plain, indent=1))
+
+
+def load_run_settings(folder: Path) -> dict:
+    from ..errors import FloydwarpError
+
+    try:
+        saved = json.loads((folder / RUN_FILE).read_text())
+    except (OSError, ValueError) as exc:
+        raise FloydwarpError(f"{folder}: no run to resume ({RUN_FILE} missing or unreadable: {exc})") from exc
+    saved = {k: saved.get(k) for k in RUN_SETTINGS}
+    for key in ("input", "output"):
+        saved[key] = None if saved[key] is None else Path(saved[key])
+    return saved
+
+
 def progress_wanted() -> bool:
     """A progress bar (tqdm, with ETA) only on a terminal: nothing extra in pipes, files and logs."""
     return sys.stderr.isatty()

@@ -27,11 +27,13 @@ unpacking, not building the matrix or the predecessor start.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from contextlib import contextmanager
 
 import numpy as np
 
+from .. import checkpoint
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import initial_predecessors
@@ -146,27 +148,41 @@ def _solve(graph, plan, name, run):
         if plan.n == 0:
             return EngineOutput(d, pred, {"compute": 0.0}, metadata=metadata)
         _warm_up(name, plan.dtype, plan.predecessors, run)
+        extra = {}
+        if name == "blocked":
+            extra["checkpointer"] = checkpoint.from_plan(plan, graph, block=bs)
         t0 = time.perf_counter()
-        run(d, pred, bs, plan.inf, bool(plan.clamp), _lo(plan), plan.report)
+        run(d, pred, bs, plan.inf, bool(plan.clamp), _lo(plan), plan.report, **extra)
         seconds = time.perf_counter() - t0
     return EngineOutput(d, pred, {"compute": seconds}, metadata=metadata)
 
 
 # --------------------------------------------------------------------------- runners
-def _run_blocked(d, pred, bs, inf, clamp, lo, report):
+def _run_blocked(d, pred, bs, inf, clamp, lo, report, checkpointer=None):
+    """Rounds on the tiled matrix; with a checkpointer, resume from its folder and save
+    at round boundaries (see floydwarp.checkpoint)."""
     K = _kernels()
     t = K.pack(d, bs, inf)
-    if pred is None:
-        nb = t.shape[0]
-        for r in range(nb):
-            K.blocked_round(t, r, clamp, lo)
+    p = None if pred is None else K.pack_pred(pred, bs)
+    nb = t.shape[0]
+    start = 0
+    if checkpointer is not None and checkpointer.resuming:
+        saved = checkpointer.load()
+        if saved is not None:
+            start, arrays = saved
+            t[...] = arrays["dist"]
+            if p is not None:
+                p[...] = arrays["pred"]
+    with checkpointer.stop_on_signals() if checkpointer else contextlib.nullcontext():
+        for r in range(start, nb):
+            if p is None:
+                K.blocked_round(t, r, clamp, lo)
+            else:
+                K.blocked_round_pred(t, p, r, clamp, lo)
             report(r + 1, nb)
-    else:
-        p = K.pack_pred(pred, bs)
-        nb = t.shape[0]
-        for r in range(nb):
-            K.blocked_round_pred(t, p, r, clamp, lo)
-            report(r + 1, nb)
+            if checkpointer is not None:
+                checkpointer.after_round(r + 1, {"dist": t} if p is None else {"dist": t, "pred": p}, nb)
+    if p is not None:
         K.unpack(p, pred)
     K.unpack(t, d)
 

@@ -262,7 +262,7 @@ def blocked_2d(graph, plan) -> EngineOutput:
         lookahead = plan.options.get("lookahead", True)
         ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
         start = 0
-        if ckpt is not None and plan.options.get("resume"):
+        if ckpt is not None and ckpt.resuming:
             saved = ckpt.load()
             if saved is not None:
                 start, arrays = saved
