@@ -400,6 +400,31 @@ def blocked_round_pred(t, p, r, clamp, lo):
 
 
 # --------------------------------------------------------------------------- rows and serial
+@njit(inline="always")
+def relax_row(d, i, rowk, k, clamp, lo):
+    """``d[i, j] = min(d[i, j], d[i, k] + rowk[j])`` for every j (rowk: a copy of row k)."""
+    dik = d[i, k]
+    for j in range(d.shape[1]):
+        x = narrow(dik + rowk[j], d)
+        if clamp:
+            x = x if x > lo else lo
+        v = d[i, j]
+        d[i, j] = x if x < v else v
+
+
+@njit(inline="always")
+def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
+    """:func:`relax_row` with predecessors: a win sets ``p[i, j] = prowk[j]``."""
+    dik = d[i, k]
+    for j in range(d.shape[1]):
+        x = narrow(dik + rowk[j], d)
+        if clamp:
+            x = x if x > lo else lo
+        if x < d[i, j]:
+            d[i, j] = x
+            p[i, j] = prowk[j]
+
+
 @njit(cache=True, parallel=_PRANGE_ONLY)
 def rows_steps(d, k0, k1, clamp, lo):
     """Steps k0..k1-1 of Floyd-Warshall: per k, row k copied to a buffer, rows i in parallel."""
@@ -408,13 +433,7 @@ def rows_steps(d, k0, k1, clamp, lo):
     for k in range(k0, k1):
         copy_row(d, k, rowk)
         for i in prange(n):
-            dik = d[i, k]
-            for j in range(n):
-                x = narrow(dik + rowk[j], d)
-                if clamp:
-                    x = x if x > lo else lo
-                v = d[i, j]
-                d[i, j] = x if x < v else v
+            relax_row(d, i, rowk, k, clamp, lo)
 
 
 @njit(cache=True, parallel=_PRANGE_ONLY)
@@ -426,14 +445,7 @@ def rows_steps_pred(d, p, k0, k1, clamp, lo):
         copy_row(d, k, rowk)
         copy_row(p, k, prowk)
         for i in prange(n):
-            dik = d[i, k]
-            for j in range(n):
-                x = narrow(dik + rowk[j], d)
-                if clamp:
-                    x = x if x > lo else lo
-                if x < d[i, j]:
-                    d[i, j] = x
-                    p[i, j] = prowk[j]
+            relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo)
 
 
 @njit(cache=True)

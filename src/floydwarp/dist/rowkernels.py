@@ -1,34 +1,19 @@
-"""Numba kernels of the 1D ``rows`` decomposition: relax local rows with a received row k."""
+"""Numba kernels of the 1D ``rows`` decomposition: relax the local rows with a received row k."""
 from __future__ import annotations
 
 from numba import njit, prange
 
-from ..cpu.kernels import _PRANGE_ONLY, narrow
+from ..cpu.kernels import _PRANGE_ONLY, relax_row, relax_row_pred
 
 
 @njit(cache=True, parallel=_PRANGE_ONLY)
 def relax_rows(d, row, k, clamp, lo):
-    """``d[i, j] = min(d[i, j], d[i, k] + row[j])`` for every local row."""
-    m, n = d.shape
-    for i in prange(m):
-        dik = d[i, k]
-        for j in range(n):
-            x = narrow(dik + row[j], d)
-            if clamp:
-                x = x if x > lo else lo
-            if x < d[i, j]:
-                d[i, j] = x
+    """``d[i, j] = min(d[i, j], d[i, k] + row[j])`` for every local row i."""
+    for i in prange(d.shape[0]):
+        relax_row(d, i, row, k, clamp, lo)
 
 
 @njit(cache=True, parallel=_PRANGE_ONLY)
 def relax_rows_pred(d, p, row, prow, k, clamp, lo):
-    m, n = d.shape
-    for i in prange(m):
-        dik = d[i, k]
-        for j in range(n):
-            x = narrow(dik + row[j], d)
-            if clamp:
-                x = x if x > lo else lo
-            if x < d[i, j]:
-                d[i, j] = x
-                p[i, j] = prow[j]
+    for i in prange(d.shape[0]):
+        relax_row_pred(d, p, i, row, prow, k, clamp, lo)
