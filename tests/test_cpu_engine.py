@@ -305,3 +305,21 @@ def test_bad_options_are_refused():
         cpu(graph, "blocked", "int32", threads=10_000)
     with pytest.raises(FloydwarpError, match="threads"):
         cpu(graph, "rows", "int32", threads=0)
+
+
+# --------------------------------------------------------------------------- memory-mapped matrices
+def test_workdir_keeps_the_matrix_in_memory_mapped_files(tmp_path):
+    g = fw.generate.erdos_renyi(301, 8, seed=4, potential=6)
+    r = fw.solve(g, backend="cpu", block_size=32, predecessors=True, workdir=tmp_path)
+    assert isinstance(r.dist, np.memmap) and isinstance(r.pred, np.memmap)
+    ref = fw.solve(g, backend="reference", predecessors=True)
+    assert np.array_equal(r.dist, ref.dist)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist.npy", "pred.npy"]   # tile files removed
+    assert np.array_equal(np.load(tmp_path / "dist.npy", mmap_mode="r"), ref.dist)
+
+
+def test_too_large_for_memory_names_bytes_and_workdir(monkeypatch):
+    from floydwarp.cpu import engine
+    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    with pytest.raises(fw.FloydwarpError, match=r"needs 80,000 bytes .* 1,000 are available; pass workdir=DIR"):
+        fw.solve(fw.generate.erdos_renyi(100, 5), backend="cpu", dtype="int32", block_size=10)

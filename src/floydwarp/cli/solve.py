@@ -75,6 +75,10 @@ def solve(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="OUT", dir_okay=False, show_default=False,
         help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")] = None,
+    workdir: Annotated[Optional[Path], typer.Option(
+        "--workdir", metavar="DIR", file_okay=False, exists=True, show_default=False,
+        help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked); "
+             "the distances end in DIR/dist.npy.")] = None,
     checkpoint: Annotated[Optional[Path], typer.Option(
         "--checkpoint", metavar="DIR", file_okay=False, show_default=False,
         help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d); SIGTERM or "
@@ -127,14 +131,14 @@ def solve(
         backend = "mpi"
         announce_ranks()
 
-    options = {}
+    options = {} if workdir is None else {"workdir": workdir}
     if checkpoint is not None:
         if resume is None:
             save_run_settings(checkpoint, dict(
                 input=input, generate=generate, percent=percent, seed=seed, weights=weights, potential=potential,
                 undirected=undirected, dtype=dtype, backend=backend, algorithm=algorithm, block_size=block_size,
                 predecessors=predecessors, distributed=distributed, output=output, checkpoint_every=checkpoint_every))
-        options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every, "resume": resume}
+        options.update(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
     start = time.perf_counter()
     try:
         result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,

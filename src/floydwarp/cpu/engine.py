@@ -10,7 +10,10 @@ Algorithms
     (3) update every other tile with the min-plus product of its column-panel
     and row-panel tiles, read from contiguous copies of the two panels; the
     tiles of phases 2 and 3 run in parallel (``prange``).  n is padded to a
-    multiple of the block size with INF (0 on the padded diagonal).  With
+    multiple of the block size with INF (0 on the padded diagonal).  The tiles
+    are built straight from the graph a tile row at a time; with
+    ``workdir=DIR`` they and the result live in memory-mapped files there, so
+    a matrix larger than RAM is streamed through memory by the OS.  With
     predecessors, a zero-weight cycle can leave the blocked order with a
     predecessor loop; ``solve()`` checks and redoes such a run with ``rows``
     (``metadata["pred_fallback"]`` says so).
@@ -22,14 +25,16 @@ Algorithms
 
 The first call of a (kernel, dtype) pair compiles it (or loads it from Numba's
 on-disk cache); that happens on a tiny matrix before the clock starts, so
-``timings["compute"]`` is the run alone: packing into tiles, the rounds and
-unpacking, not building the matrix or the predecessor start.
+``timings["compute"]`` is the run alone: the rounds and unpacking the tiles
+into the result, not building the start matrix (or tiles) and predecessors.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -38,6 +43,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
+from ..tiling import start_tiles
 
 register_backend("cpu", "Numba kernels, all cores", auto_priority=10)
 
@@ -123,47 +129,82 @@ def _lo(plan):
     return np.dtype(plan.dtype).type(-plan.inf)
 
 
+def _tiny(dtype, pred):
+    """A 3-vertex start matrix (and predecessors) for compiling kernels off the clock."""
+    inf = np.dtype(dtype).type(np.iinfo(dtype).max // 2 if np.dtype(dtype).kind == "i" else np.inf)
+    d = np.full((3, 3), inf, dtype=dtype)
+    np.fill_diagonal(d, 0)
+    d[0, 1] = 1
+    return d, (initial_predecessors(d, inf) if pred else None), inf
+
+
 def _warm_up(name, dtype, pred, run):
     """Compile (or load from cache) one kernel specialization on a tiny matrix, off the clock."""
     key = (name, np.dtype(dtype).name, pred)
     if key in _warm:
         return
-    inf = np.dtype(dtype).type(np.iinfo(dtype).max // 2 if np.dtype(dtype).kind == "i" else np.inf)
-    d = np.full((3, 3), inf, dtype=dtype)
-    np.fill_diagonal(d, 0)
-    d[0, 1] = 1
-    p = initial_predecessors(d, inf) if pred else None
-    run(d, p, 2, inf, True, np.dtype(dtype).type(-inf), lambda done, total: None)
+    d, p, inf = _tiny(dtype, pred)
+    run(d, p, inf, True, np.dtype(dtype).type(-inf), lambda done, total: None)
     _warm.add(key)
 
 
 def _solve(graph, plan, name, run):
+    """rows and serial: in place on the n x n matrix."""
     d = graph.to_matrix(plan.dtype, plan.inf)
     pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
-    bs = _block_size(plan)
     with _threads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
-        if name == "blocked":
-            metadata["block_size"] = bs
         if plan.n == 0:
             return EngineOutput(d, pred, {"compute": 0.0}, metadata=metadata)
         _warm_up(name, plan.dtype, plan.predecessors, run)
-        extra = {}
-        if name == "blocked":
-            extra["checkpointer"] = checkpoint.from_plan(plan, graph, block=bs)
         t0 = time.perf_counter()
-        run(d, pred, bs, plan.inf, bool(plan.clamp), _lo(plan), plan.report, **extra)
+        run(d, pred, plan.inf, bool(plan.clamp), _lo(plan), plan.report)
         seconds = time.perf_counter() - t0
     return EngineOutput(d, pred, {"compute": seconds}, metadata=metadata)
 
 
-# --------------------------------------------------------------------------- runners
-def _run_blocked(d, pred, bs, inf, clamp, lo, report, checkpointer=None):
+# --------------------------------------------------------------------------- blocked
+def _solve_blocked(graph, plan):
+    """The blocked schedule on tiles built straight from the graph (no n x n start matrix),
+    in memory or, with ``workdir=DIR``, in memory-mapped files there."""
+    bs = _block_size(plan) if plan.n else 1
+    store = Storage.for_plan(plan, bs)
+    with _threads(plan.threads) as threads:
+        metadata = {"threads": threads, "block_size": bs, **store.metadata}
+        t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
+        _warm_up_blocked(plan.dtype, plan.predecessors)
+        ckpt = checkpoint.from_plan(plan, graph, block=bs)
+        t0 = time.perf_counter()
+        _rounds(t, p, bool(plan.clamp), _lo(plan), plan.report, ckpt)
+        d = store.result((plan.n, plan.n), plan.dtype, "dist")
+        _kernels().unpack(t, d)
+        pred = None
+        if p is not None:
+            pred = store.result((plan.n, plan.n), np.int32, "pred")
+            _kernels().unpack(p, pred)
+        seconds = time.perf_counter() - t0
+    store.release_tiles()
+    return EngineOutput(d, pred, {"compute": seconds}, metadata=metadata)
+
+
+def _warm_up_blocked(dtype, pred):
+    key = ("blocked", np.dtype(dtype).name, pred)
+    if key in _warm:
+        return
+    d, p, inf = _tiny(dtype, pred)
+    t = d.reshape(1, 1, 3, 3).copy()
+    tp = None if p is None else p.reshape(1, 1, 3, 3).copy()
+    _rounds(t, tp, True, np.dtype(dtype).type(-inf), lambda done, total: None, None)
+    _kernels().unpack(t, d)
+    if tp is not None:
+        _kernels().unpack(tp, p)
+    _warm.add(key)
+
+
+def _rounds(t, p, clamp, lo, report, checkpointer):
     """Rounds on the tiled matrix; with a checkpointer, resume from its folder and save
     at round boundaries (see floydwarp.checkpoint)."""
     K = _kernels()
-    t = K.pack(d, bs, inf)
-    p = None if pred is None else K.pack_pred(pred, bs)
     nb = t.shape[0]
     start = 0
     if checkpointer is not None and checkpointer.resuming:
@@ -182,13 +223,70 @@ def _run_blocked(d, pred, bs, inf, clamp, lo, report, checkpointer=None):
             report(r + 1, nb)
             if checkpointer is not None:
                 checkpointer.after_round(r + 1, {"dist": t} if p is None else {"dist": t, "pred": p}, nb)
-    if p is not None:
-        K.unpack(p, pred)
-    K.unpack(t, d)
 
 
+class Storage:
+    """Where the blocked engine keeps its tiles and writes its result: RAM, or memory-mapped
+    ``.npy`` files in a work folder when the matrix does not fit (the OS then streams the
+    tiles between disk and memory as the rounds touch them)."""
+
+    def __init__(self, workdir=None):
+        self.workdir = None if workdir is None else Path(workdir)
+        self._tile_files = []
+        self.metadata = {} if workdir is None else {"workdir": str(self.workdir)}
+
+    @classmethod
+    def for_plan(cls, plan, bs) -> "Storage":
+        workdir = plan.options.get("workdir")
+        if workdir is None:
+            padded = -(-plan.n // bs) * bs
+            per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
+            need = 2 * padded * padded * per_entry          # tiles + the result matrix
+            have = available_memory()
+            if have is not None and need > have:
+                raise FloydwarpError(
+                    f"the cpu backend needs {need:,} bytes of memory for n = {plan.n} "
+                    f"({np.dtype(plan.dtype).name}{' with predecessors' if plan.predecessors else ''}) "
+                    f"and {have:,} are available; pass workdir=DIR (--workdir DIR) to keep the matrix "
+                    f"in memory-mapped files there, or choose a narrower dtype")
+            return cls()
+        folder = Path(workdir)
+        if not folder.is_dir():
+            raise FloydwarpError(f"workdir {folder} is not a folder")
+        return cls(folder)
+
+    def tiles(self, shape, dtype):
+        if self.workdir is None:
+            return np.empty(shape, dtype)
+        path = self.workdir / f"floydwarp-tiles-{os.getpid()}-{len(self._tile_files)}.npy"
+        self._tile_files.append(path)
+        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+
+    def result(self, shape, dtype, name):
+        if self.workdir is None:
+            return np.empty(shape, dtype)
+        return np.lib.format.open_memmap(self.workdir / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
+
+    def release_tiles(self):
+        for path in self._tile_files:
+            path.unlink(missing_ok=True)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (MemAvailable), or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+# --------------------------------------------------------------------------- rows, serial
 def _stepper(steps, steps_pred):
-    def run(d, pred, bs, inf, clamp, lo, report):
+    def run(d, pred, inf, clamp, lo, report):
         n = d.shape[0]
         chunk = max(1, -(-n // _PROGRESS_STEPS))
         for k0 in range(0, n, chunk):
@@ -201,14 +299,14 @@ def _stepper(steps, steps_pred):
     return run
 
 
-def _run_rows(d, pred, bs, inf, clamp, lo, report):
+def _run_rows(d, pred, inf, clamp, lo, report):
     K = _kernels()
-    _stepper(K.rows_steps, K.rows_steps_pred)(d, pred, bs, inf, clamp, lo, report)
+    _stepper(K.rows_steps, K.rows_steps_pred)(d, pred, inf, clamp, lo, report)
 
 
-def _run_serial(d, pred, bs, inf, clamp, lo, report):
+def _run_serial(d, pred, inf, clamp, lo, report):
     K = _kernels()
-    _stepper(K.serial_steps, K.serial_steps_pred)(d, pred, bs, inf, clamp, lo, report)
+    _stepper(K.serial_steps, K.serial_steps_pred)(d, pred, inf, clamp, lo, report)
 
 
 # --------------------------------------------------------------------------- traffic models
@@ -230,7 +328,7 @@ def _blocked_traffic(n, itemsize, block_size=None):
 @register("cpu", "blocked", default=True, predecessors=True, bytes_moved=_blocked_traffic)
 def blocked(graph, plan) -> EngineOutput:
     """3-phase blocked Floyd-Warshall on tiles (Numba, all cores, vectorized min-plus tiles)."""
-    return _solve(graph, plan, "blocked", _run_blocked)
+    return _solve_blocked(graph, plan)
 
 
 @register("cpu", "rows", predecessors=True, k_order=True, bytes_moved=_per_k_traffic)

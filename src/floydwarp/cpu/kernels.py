@@ -252,51 +252,6 @@ def fw_tile_pred(t, p, clamp, lo):
 
 # --------------------------------------------------------------------------- tiled layout
 @njit(cache=True, parallel=_PRANGE_ONLY)
-def pack(d, bs, inf):
-    """The n x n matrix as contiguous bs x bs tiles ``T[ib, jb]``, padded with INF (0 on the diagonal)."""
-    n = d.shape[0]
-    nb = (n + bs - 1) // bs
-    t = np.empty((nb, nb, bs, bs), d.dtype)
-    for i in prange(nb * bs):
-        ib = i // bs
-        ii = i - ib * bs
-        if i < n:
-            for jb in range(nb):
-                j0 = jb * bs
-                w = min(bs, n - j0)
-                for jj in range(w):
-                    t[ib, jb, ii, jj] = d[i, j0 + jj]
-                for jj in range(w, bs):
-                    t[ib, jb, ii, jj] = inf
-        else:
-            for jb in range(nb):
-                for jj in range(bs):
-                    t[ib, jb, ii, jj] = inf
-        if i >= n:
-            t[ib, ib, ii, ii] = 0
-    return t
-
-
-@njit(cache=True, parallel=_PRANGE_ONLY)
-def pack_pred(p, bs):
-    """Predecessors tiled like :func:`pack`; padded entries have none (-9999)."""
-    n = p.shape[0]
-    nb = (n + bs - 1) // bs
-    t = np.empty((nb, nb, bs, bs), p.dtype)
-    for i in prange(nb * bs):
-        ib = i // bs
-        ii = i - ib * bs
-        for jb in range(nb):
-            j0 = jb * bs
-            w = max(0, min(bs, n - j0)) if i < n else 0
-            for jj in range(w):
-                t[ib, jb, ii, jj] = p[i, j0 + jj]
-            for jj in range(w, bs):
-                t[ib, jb, ii, jj] = -9999
-    return t
-
-
-@njit(cache=True, parallel=_PRANGE_ONLY)
 def unpack(t, d):
     """Write the tiles back into the n x n matrix ``d``."""
     n = d.shape[0]

@@ -37,6 +37,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR, has_loops
 from ..registry import register, register_backend
+from ..tiling import start_tiles
 from . import mpi as mpi_util
 from .grid import ProcessGrid
 
@@ -60,33 +61,6 @@ def _lo(plan):
 
 
 # --------------------------------------------------------------------------- 2D block-cyclic
-def local_start_tiles(graph, grid: ProcessGrid, bs: int, dtype, inf, with_pred: bool):
-    """This process's tiles of the start matrix, built from the edges it owns (no n x n array)."""
-    nt = -(-graph.n // bs)
-    rows, cols = grid.tile_rows(nt), grid.tile_cols(nt)
-    local = np.full((len(rows), len(cols), bs, bs), inf, dtype=dtype)
-    diag = np.arange(bs)
-    for li, I in enumerate(rows):
-        lj = grid.local_col(I)
-        if lj is not None:
-            local[li, lj, diag, diag] = 0
-    src, dst, w = graph.edges()
-    I, J = src // bs, dst // bs
-    mine = (I % grid.rows == grid.my_row) & (J % grid.cols == grid.my_col)
-    src, dst, w, I, J = src[mine], dst[mine], w[mine], I[mine], J[mine]
-    local[I // grid.rows, J // grid.cols, src % bs, dst % bs] = w.astype(dtype)
-    pred = None
-    if with_pred:
-        # pred[i, j] = i for every edge i -> j, i != j
-        global_row = (np.asarray(rows)[:, None, None, None] * bs + diag[None, None, :, None])
-        pred = np.where(local < inf, global_row, NO_PREDECESSOR).astype(np.int32)
-        for li, I_ in enumerate(rows):
-            lj = grid.local_col(I_)
-            if lj is not None:
-                pred[li, lj, diag, diag] = NO_PREDECESSOR
-    return local, pred
-
-
 class BlockCyclic:
     """One process's share of the blocked schedule and the messages it exchanges."""
 
@@ -258,7 +232,7 @@ def blocked_2d(graph, plan) -> EngineOutput:
         if bs < 1:
             raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
         nt = -(-plan.n // bs) if plan.n else 0
-        local, plocal = local_start_tiles(graph, grid, bs, plan.dtype, plan.inf, plan.predecessors)
+        local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
         lookahead = plan.options.get("lookahead", True)
         ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
         start = 0
@@ -329,7 +303,7 @@ def rows(graph, plan) -> EngineOutput:
         size, rank, n = comm.Get_size(), comm.Get_rank(), plan.n
         bounds = np.linspace(0, n, size + 1).astype(np.int64)      # rows [bounds[p], bounds[p+1]) on p
         lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
-        d = _row_block(graph, lo_row, hi_row, plan.dtype, plan.inf)
+        d = graph.matrix_rows(lo_row, hi_row, plan.dtype, plan.inf)
         p = None
         if plan.predecessors:
             rows_idx = np.arange(lo_row, hi_row, dtype=np.int32)[:, None]
@@ -375,16 +349,6 @@ def rows(graph, plan) -> EngineOutput:
         pred = _gather_rows(comm, p, counts, n, np.int32) if p is not None else None
         timings = {"compute": compute, "comm": clock.seconds, "gather": time.perf_counter() - t1}
         return _output(comm, dist, pred, timings, ProcessGrid(size, 1, rank))
-
-
-def _row_block(graph, lo_row, hi_row, dtype, inf):
-    d = np.full((hi_row - lo_row, graph.n), inf, dtype=dtype)
-    r = np.arange(lo_row, hi_row)
-    d[r - lo_row, r] = 0
-    src, dst, w = graph.edges()
-    mine = (src >= lo_row) & (src < hi_row)
-    d[src[mine] - lo_row, dst[mine]] = w[mine].astype(dtype)
-    return d
 
 
 def _gather_rows(comm, block, counts, n, dtype):

@@ -202,30 +202,45 @@ class Graph:
 
     def to_matrix(self, dtype, inf=None, xp=None):
         """The initial Floyd-Warshall matrix: weights, INF for no edge, 0 (or a negative self-loop) on the diagonal."""
+        return self.matrix_rows(0, self.n, dtype, inf, xp)
+
+    def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
+        """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
+        larger than memory can be written out a band of rows at a time."""
         from ..numeric import inf_of
 
         dtype = np.dtype(dtype)
         inf = inf_of(dtype) if inf is None else inf
+        rows = np.arange(lo, hi)
         if self._dense is not None:
             matrix, missing = self._dense
             mxp = array_module(matrix)
             xp = mxp if xp is None else xp
+            band, gone = matrix[lo:hi], missing[lo:hi]
             # Cast before inserting INF: a float64 round trip would round
             # int64's INF up past the overflow-safe value.
-            out = mxp.where(missing, 0, matrix).astype(dtype)
-            out[missing] = inf
+            out = mxp.where(gone, 0, band).astype(dtype)
+            out[gone] = inf
             out = xp.asarray(out)
-            diag = xp.diagonal(out).copy()
-            idx = xp.arange(self.n)
-            out[idx, idx] = xp.minimum(diag, 0)
+            r, c = xp.asarray(rows - lo), xp.asarray(rows)
+            out[r, c] = xp.minimum(out[r, c], 0)
             return out
         xp = np if xp is None else xp
-        out = xp.full((self.n, self.n), inf, dtype=dtype)
-        idx = xp.arange(self.n)
-        out[idx, idx] = 0
-        src, dst, w = (xp.asarray(a) for a in self._edges)
-        out[src, dst] = w.astype(dtype)   # edges are distinct: no write conflicts
+        out = xp.full((hi - lo, self.n), inf, dtype=dtype)
+        out[xp.asarray(rows - lo), xp.asarray(rows)] = 0
+        src, dst, w = self._edges_of_rows(lo, hi)
+        # edges are distinct (no write conflicts); a negative self-loop overrides the 0
+        out[xp.asarray(src - lo), xp.asarray(dst)] = xp.asarray(w).astype(dtype)
         return out
+
+    def _edges_of_rows(self, lo, hi):
+        """The edges leaving vertices lo..hi-1 (edges kept sorted by source for this)."""
+        src, dst, w = self._edges
+        if src.size and np.any(src[1:] < src[:-1]):
+            order = np.argsort(src, kind="stable")
+            self._edges = src, dst, w = src[order], dst[order], w[order]
+        a, b = np.searchsorted(src, [lo, hi])
+        return src[a:b], dst[a:b], w[a:b]
 
     def __repr__(self):
         return f"Graph(n={self.n}, edges={self.num_edges})"
