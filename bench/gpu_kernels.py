@@ -145,13 +145,221 @@ def crossover(bench, sizes=(32, 64, 128, 256, 512, 1024)):
     return rows
 
 
+# ---------------------------------------------------------------------- the "pipe" study
+#: measured add-min ceilings on the lent H100 (bench/NOTES.md; ceilings.measure())
+H100_ADDMIN = {"int16": 32.56e12, "int32": 16.26e12, "float32": 14.58e12, "float64": 3.40e12}
+
+
+def _check_equal(label, got, want, log):
+    import cupy as cp
+
+    got = cp.asnumpy(got) if hasattr(got, "get") else np.asarray(got)
+    want = cp.asnumpy(want) if hasattr(want, "get") else np.asarray(want)
+    ok = got.shape == want.shape and bool(np.array_equal(got, want))
+    log.append({"check": label, "ok": ok})
+    print(("ok   " if ok else "FAIL ") + label, flush=True)
+    return ok
+
+
+def pipe_correctness(log, dtypes=("int16", "int32", "float32"), shapes=((4, 4), (8, 4))):
+    """Bit-exact checks of the "pipe" variant: against the reference backend (small n),
+    against gpu/blocked (larger n, not a multiple of the tile, negative weights), with
+    few phase-3 blocks (long tile runs), and the device-built start matrix of an edge
+    list against the dense upload path."""
+    gen = fw.generate.erdos_renyi
+    ok = True
+    g = gen(300, 10, seed=5, potential=20)
+    ref = fw.solve(g, backend="reference", dtype="float64").to_dense()
+    for dt in dtypes:
+        r = fw.solve(g, backend="gpu", algorithm="fast", dtype=dt)
+        ok &= _check_equal(f"reference n=300 neg {dt} {r.metadata.get('tile')}", r.to_dense(), ref, log)
+    cases = [(1000, 8, 11, 20), (1025, 8, 12, 0), (2100, 5, 13, 20), (130, 30, 14, 0)]
+    for n, pct, seed, pot in cases:
+        g = gen(n, pct, seed=seed, potential=pot)
+        for dt in dtypes:
+            try:
+                want = fw.solve(g, backend="gpu", algorithm="blocked", dtype=dt, output="device").dist
+            except fw.FloydwarpError as exc:
+                print("skip", n, dt, exc)
+                continue
+            for shape in shapes:
+                for grid in (None, 5):
+                    if shape == shapes[0]:
+                        r = fw.solve(g, backend="gpu", algorithm="fast", dtype=dt, fast_variant="pipe",
+                                     pipe_shape=shape, pipe_unroll=16, pipe_grid=grid, output="device")
+                        ok &= _check_equal(f"pipe {dt} n={n} pot={pot} shape={shape} unroll=16 grid={grid}",
+                                           r.dist, want, log)
+                    r = fw.solve(g, backend="gpu", algorithm="fast", dtype=dt, fast_variant="pipe",
+                                 pipe_shape=shape, pipe_grid=grid, output="device")
+                    ok &= _check_equal(f"pipe {dt} n={n} pot={pot} shape={shape} grid={grid}", r.dist, want, log)
+            dense = fw.solve(g.to_matrix("float64", np.inf), backend="gpu", algorithm="fast", dtype=dt,
+                             output="device")
+            r = fw.solve(g, backend="gpu", algorithm="fast", dtype=dt, output="device")
+            ok &= _check_equal(f"edge upload == dense upload {dt} n={n}", r.dist, dense.dist, log)
+    # predecessors (blocked kernels): distances equal, every predecessor edge tight
+    g = gen(1000, 8, seed=21, potential=20)
+    for dt in ("int32", "float32"):
+        r = fw.solve(g, backend="gpu", algorithm="fast", dtype=dt, predecessors=True)
+        want = fw.solve(g, backend="gpu", algorithm="blocked", dtype=dt).to_dense()
+        ok &= _check_equal(f"pred dist {dt}", r.to_dense(), want, log)
+        d, pred = r.to_dense(), r.pred
+        w = g.to_matrix("float64", np.inf)
+        reach = np.isfinite(d)
+        np.fill_diagonal(reach, False)
+        i, j = np.nonzero(reach)
+        pp = pred[i, j]
+        tight = bool(((pp >= 0) & (pp < 1000)).all()) and bool(np.array_equal(d[i, pp] + w[pp, j], d[i, j]))
+        log.append({"check": f"pred tight {dt}", "ok": tight})
+        print(("ok   " if tight else "FAIL ") + f"pred tight {dt}", flush=True)
+        ok &= tight
+    return ok
+
+
+def _time_solve(g, repeat, **kw):
+    import cupy as cp
+
+    times, phases = [], {}
+    for _ in range(repeat):
+        r = fw.solve(g, backend="gpu", output="device", **kw)
+        times.append(r.timings["compute"])
+        phases = {k: v for k, v in r.timings.items() if k.startswith("phase")}
+        del r
+        cp.get_default_memory_pool().free_all_blocks()
+    return float(np.median(times)), times, phases
+
+
+def pipe_timing(rows, sizes=(16384,), configs=None, repeat=3):
+    import cupy as cp
+
+    configs = configs or {
+        dt: [dict(fast_variant="pipe", pipe_p12="vec"), dict(fast_variant="pipe", pipe_p12="strided")]
+        for dt in ("int16", "int32", "float32")
+    }
+    small = device_graph(300, seed=1)
+    for n in sizes:
+        cp.get_default_memory_pool().free_all_blocks()
+        g = device_graph(n, seed=n)
+        for dt, cfgs in configs.items():
+            for kw in cfgs:
+                fw.solve(small, backend="gpu", algorithm="fast", dtype=dt, output="device", **kw)  # compile
+                t, times, _ = _time_solve(g, repeat, algorithm="fast", dtype=dt, **kw)
+                rate = n ** 3 / t
+                row = dict(n=n, dtype=dt, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()},
+                           compute_s=t, all_s=times, tps=rate / 1e12, frac=rate / H100_ADDMIN[dt])
+                rows.append(row)
+                print(f"{dt:8s} n={n:6d} {kw} {t * 1e3:9.2f} ms {rate / 1e12:7.2f} T/s "
+                      f"{100 * rate / H100_ADDMIN[dt]:5.1f} %", flush=True)
+        del g
+
+
+def small_n(rows, sizes=(1024, 2048), repeat=15):
+    """End-to-end solve() of a host graph (edge list, default dtype), host result."""
+    for n in sizes:
+        g = fw.generate.erdos_renyi(n, 25, seed=n)
+        for label, kw in (("default", {}), ("pred", dict(predecessors=True))):
+            fw.solve(g, backend="gpu", **kw)
+            walls, stages = [], []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                r = fw.solve(g, backend="gpu", **kw)
+                walls.append(time.perf_counter() - t0)
+                stages.append(dict(r.timings))
+            i = int(np.argsort(walls)[len(walls) // 2])
+            row = dict(n=n, case=label, dtype=r.dtype.name, wall_s=float(np.median(walls)), all_s=walls,
+                       stages=stages[i])
+            rows.append(row)
+            print(f"small n={n} {label} {r.dtype.name}: {1e3 * row['wall_s']:.2f} ms  "
+                  + " ".join(f"{k}={1e3 * v:.2f}" for k, v in stages[i].items()), flush=True)
+        # the matrix already on the device, result left there
+        import cupy as cp
+
+        m = cp.asarray(g.to_matrix("float64", np.inf))
+        fw.solve(m, backend="gpu")
+        walls = []
+        for _ in range(repeat):
+            cp.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            r = fw.solve(m, backend="gpu")
+            cp.cuda.Device().synchronize()
+            walls.append(time.perf_counter() - t0)
+        rows.append(dict(n=n, case="device", wall_s=float(np.median(walls)), stages=dict(r.timings)))
+        r = fw.solve(m, backend="gpu", phases=True)
+        rows.append(dict(n=n, case="device-phases", stages=dict(r.timings)))
+        print(f"small n={n} phases: " + " ".join(f"{k}={1e3 * v:.3f}" for k, v in r.timings.items()), flush=True)
+        print(f"small n={n} device-resident: {1e3 * np.median(walls):.2f} ms "
+              + " ".join(f"{k}={1e3 * v:.2f}" for k, v in r.timings.items()), flush=True)
+
+
+def cp_free():
+    import cupy as cp
+
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def pipe_study(out: Path, parts):
+    data = {"checks": [], "timing": [], "small": []}
+
+    def save():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1))
+
+    t0 = time.perf_counter()
+    if "check" in parts:
+        data["correct"] = bool(pipe_correctness(data["checks"]))
+        save()
+        print(f"correctness: {data['correct']} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    if "small" in parts:
+        small_n(data["small"])
+        save()
+    if "time" in parts:
+        pipe_timing(data["timing"])
+        save()
+    if "big" in parts:
+        pipe_timing(data["timing"], sizes=(32768,), repeat=1, configs={dt: [dict(fast_variant="pipe")]
+                                                             for dt in ("int16", "int32", "float32")})
+        save()
+    if "final" in parts:
+        final = data.setdefault("final", [])
+        for n in (16384, 32768):
+            pipe_timing(final, sizes=(n,), repeat=3, configs={dt: [dict()] for dt in ("int16", "int32", "float32")})
+            save()
+        cp_free()
+        g = device_graph(16384, seed=16384)
+        for dt in ("int16", "int32", "float32"):
+            fw.solve(device_graph(300, seed=1), backend="gpu", dtype=dt, predecessors=True, output="device")
+            t, times, _ = _time_solve(g, 1, algorithm="fast", dtype=dt, predecessors=True)
+            rate = 16384 ** 3 / t
+            final.append(dict(n=16384, dtype=dt, predecessors=True, compute_s=t, tps=rate / 1e12,
+                              frac=rate / H100_ADDMIN[dt]))
+            print(f"{dt:8s} n= 16384 predecessors {t * 1e3:9.2f} ms {rate / 1e12:7.2f} T/s", flush=True)
+            save()
+        del g
+        cp_free()
+    if "phases" in parts:
+        g = device_graph(16384, seed=16384)
+        for dt in ("int16", "int32", "float32"):
+            t, _, ph = _time_solve(g, 1, algorithm="fast", dtype=dt, phases=True)
+            data.setdefault("phases", []).append(dict(dtype=dt, compute_s=t, **ph))
+            print(f"phases {dt}: compute {t * 1e3:.1f} ms " + " ".join(f"{k}={v * 1e3:.1f}" for k, v in ph.items()),
+                  flush=True)
+        save()
+    data["elapsed_s"] = time.perf_counter() - t0
+    save()
+    print(f"pipe study done in {data['elapsed_s']:.0f} s")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="bench/results/gpu_kernels.json")
     ap.add_argument("--budget", type=float, default=420.0, help="seconds; later runs are skipped after it")
     ap.add_argument("--quick", action="store_true", help="one small size per algorithm (smoke test)")
     ap.add_argument("--only", default="", help="comma-separated algorithms")
+    ap.add_argument("--pipe", default="", help="run the 'pipe' study parts (check,small,time,big,phases) only")
     args = ap.parse_args(argv)
+
+    if args.pipe:
+        pipe_study(Path(args.out), set(args.pipe.split(",")))
+        return 0
 
     from floydwarp.gpu import ceilings
 
@@ -179,7 +387,7 @@ def main(argv=None):
         if want("fast"):
             for n in (16384, 8192):
                 for dt in ("int16", "int32", "float32"):
-                    for v in ("tiled", "async", "vec"):
+                    for v in ("pipe", "tiled", "async", "vec"):
                         if not (dt == "int16" and v == "async"):
                             bench.run("fast", dt, n, repeat=2, fast_variant=v, phases=True)
         # the production kernel first, biggest sizes first: the numbers that matter most

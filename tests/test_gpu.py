@@ -192,7 +192,7 @@ def test_pseudo_blocked_R(R):
     np.testing.assert_array_equal(r.to_dense(), ref)
 
 
-@pytest.mark.parametrize("variant", ["tiled", "async", "vec"])
+@pytest.mark.parametrize("variant", ["tiled", "async", "vec", "pipe"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fast_variants(variant, dtype):
     for n, kind in ((1, "pos"), (65, "pos"), (257, "neg"), (1025, "pos"), (1000, "neg")):
@@ -201,9 +201,42 @@ def test_fast_variants(variant, dtype):
         np.testing.assert_array_equal(r.to_dense(), ref)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (8, 4), (4, 8)])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
+def test_pipe_long_runs(dtype, shape):
+    """A persistent phase 3 with few blocks: each runs many tiles across several tile
+    rows (the double-buffered loads and the panel reloads)."""
+    for n, kind, grid in ((1000, "neg", 7), (1025, "pos", 5), (257, "neg", 2)):
+        ref, _ = reference(n, kind)
+        r = _solve(graph(n, kind), "fast", dtype, fast_variant="pipe", pipe_shape=shape, pipe_grid=grid)
+        np.testing.assert_array_equal(r.to_dense(), ref)
+
+
+@functools.lru_cache(maxsize=None)
+def small_weight_graph(n):
+    """Negative weights small enough for int16 at n ~ 1000 (no negative cycle)."""
+    return erdos_renyi(n, 8.0, seed=4000 + n, weights=(1, 4), potential=3)
+
+
+@functools.lru_cache(maxsize=None)
+def small_weight_reference(n):
+    return fw.solve(small_weight_graph(n), backend="reference", dtype="float64").to_dense()
+
+
+@pytest.mark.parametrize("layout", ["vec", "strided"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
+def test_pipe_p12_layouts(dtype, layout):
+    """Both layouts of the fused phases 1-2, negative weights (int16 clamps too)."""
+    for n, grid in ((1000, None), (1025, 3), (65, None), (130, 1)):
+        g = small_weight_graph(n)
+        ref = small_weight_reference(n)
+        r = _solve(g, "fast", dtype, fast_variant="pipe", pipe_p12=layout, pipe_grid=grid)
+        np.testing.assert_array_equal(r.to_dense(), ref)
+
+
 def test_phase_timings():
     r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", phases=True)
-    assert {"phase1", "phase2", "phase3"} <= set(r.timings)
+    assert {"phase2", "phase3"} <= set(r.timings)   # "pipe" fuses phase 1 into phase 2's launch
     assert r.timings["phase3"] <= r.timings["compute"] * 1.01
 
 

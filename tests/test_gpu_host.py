@@ -70,7 +70,7 @@ def test_ctypes_and_name_expressions():
         modules.ctype("uint8")
 
 
-@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "ceilings.cu"])
+@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "pipe.cu", "ceilings.cu"])
 def test_sources_inline_their_headers(name):
     src = modules.source(name)
     assert '#include "' not in src
@@ -100,6 +100,11 @@ def test_group_expressions_cover_every_launch():
             for variant in engine.FAST_VARIANTS:
                 cfg = engine.fast_config(dt, optin, variant)
                 group = engine.fast_group(dt, cfg)
+                if cfg["p3"] == "fw_pipe_p3":
+                    for clamp in (False, True):
+                        assert modules.name_expression("fw_pipe_p12", dt, cfg["b"], True, clamp) in group
+                        assert engine.fast_expr(dt, cfg, clamp) in group
+                    continue
                 for clamp in (False, True):
                     assert modules.name_expression("fw_fast_p1", dt, cfg["b"], clamp) in group
                     assert modules.name_expression("fw_fast_p2", dt, cfg["b"], clamp) in group
@@ -108,6 +113,29 @@ def test_group_expressions_cover_every_launch():
                         assert expr in engine.blocked_group(dt, cfg["b"])
                     else:
                         assert expr in group
+
+
+def test_pipe_config():
+    for dt in ("int16", "int32", "float32"):
+        assert engine.fast_variant(dt) == "pipe"
+        tm, tn, nt, minb, ku = engine.pipe_shape(dt)
+        words = engine.PIPE_B // (2 if dt == "int16" else 1)
+        assert nt == (engine.PIPE_B // tm) * (words // tn) and 1 <= minb <= 8
+        s12, s3 = engine.pipe_smem(dt)
+        assert s3 * minb <= 228 * 1024 and s12 * 4 <= 228 * 1024
+        c = engine.fast_config(dt, variant="pipe")
+        assert c["b"] == engine.PIPE_B and c["threads"] == (nt, 1)
+    for dt in ("int64", "float64"):
+        assert engine.fast_variant(dt, "pipe") == "vec"
+    assert engine.pipe_shape("int32", (8, 4))[2] == 128
+    assert engine.pipe_shape("int32", (8, 4), 8)[4] == 8
+    with pytest.raises(fw.FloydwarpError, match="pipe_unroll"):
+        engine.pipe_shape("int32", None, 3)
+    assert engine.pipe_p12_vec() and not engine.pipe_p12_vec("strided")
+    with pytest.raises(fw.FloydwarpError, match="pipe_p12"):
+        engine.pipe_p12_vec("diagonal")
+    with pytest.raises(fw.FloydwarpError, match="pipe_shape"):
+        engine.pipe_shape("int32", (3, 4))
 
 
 def test_fast_config():
@@ -162,7 +190,7 @@ def test_traffic_models():
     m64 = traffic.blocked_model(64)
     assert m64(4096, 4) == m64(4096, 4, 64)
     assert m64(4096, 4, 32) > m64(4096, 4, 64) > m64(4096, 4, 128)
-    assert traffic.fast_model(4096, 2) == traffic.blocked_model(128)(4096, 2)
+    assert traffic.fast_model(4096, 2) == traffic.blocked_model(64)(4096, 2)
     assert traffic.fast_model(4096, 4) == traffic.blocked_model(64)(4096, 4)
     assert m64(4096, 4) == (2 * 4096 ** 3 / 64 + 6 * 4096 ** 2) * 4
 
@@ -199,3 +227,57 @@ def test_importing_engine_does_not_import_cupy():
             "print('cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# ---------------------------------------------------------------------- "pipe" algorithm, emulated
+def _fw(m):
+    m = m.copy()
+    for k in range(len(m)):
+        m = np.minimum(m, m[:, k:k + 1] + m[k:k + 1, :])
+    return m
+
+
+def _pipe_emulated(w, b):
+    """pipe.cu's round structure in NumPy: fused phases 1-2 (each block closes the pivot
+    in lockstep with its own row tile, or with its column tile transposed), then phase 3
+    from the column panel and the row panel."""
+    d = w.copy()
+    t = len(d) // b
+    for r in range(t):
+        o = slice(r * b, (r + 1) * b)
+        nd = d.copy()
+        for j in range(t):
+            if j == r and t > 1:
+                continue
+            u = np.concatenate([d[o, o], d[o, j * b:(j + 1) * b]], axis=1)
+            for kk in range(b):
+                u = np.minimum(u, u[:, kk:kk + 1] + u[kk:kk + 1, :])
+            nd[o, o] = u[:, :b]
+            if t > 1:
+                nd[o, j * b:(j + 1) * b] = u[:, b:]
+                u = np.concatenate([d[o, o].T, d[j * b:(j + 1) * b, o].T], axis=1)
+                for kk in range(b):
+                    u = np.minimum(u, u[:, kk:kk + 1] + u[kk:kk + 1, :])
+                nd[j * b:(j + 1) * b, o] = u[:, b:].T
+        d = nd.copy()
+        for i in range(t):
+            for j in range(t):
+                if i != r and j != r:
+                    a, c = d[i * b:(i + 1) * b, o], d[o, j * b:(j + 1) * b]
+                    blk = nd[i * b:(i + 1) * b, j * b:(j + 1) * b]
+                    nd[i * b:(i + 1) * b, j * b:(j + 1) * b] = np.minimum(blk, (a[:, :, None] + c[None]).min(axis=1))
+        d = nd
+    return d
+
+
+@pytest.mark.parametrize("n,b", [(4, 4), (12, 4), (16, 4), (24, 8)])
+def test_pipe_round_structure_is_floyd_warshall(n, b):
+    rng = np.random.default_rng(n * 31 + b)
+    big = 10 ** 6
+    for _ in range(10):
+        w = np.where(rng.random((n, n)) < 0.3, rng.integers(1, 17, (n, n)), big)
+        h = rng.integers(0, 20, n)
+        w = np.where(w < big, w + h[:, None] - h[None, :], big).astype(np.int64)
+        np.fill_diagonal(w, 0)
+        want, got = _fw(w), _pipe_emulated(w, b)
+        np.testing.assert_array_equal(np.where(want > big // 2, big, want), np.where(got > big // 2, big, got))

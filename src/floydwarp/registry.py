@@ -138,9 +138,10 @@ def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
     return impl
 
 
-def k_order_algorithm(name) -> Implementation:
-    """The backend's textbook-order algorithm with predecessors (the fallback for looping predecessors)."""
-    found = [i for i in algorithms(name) if i.k_order and i.predecessors]
+def k_order_algorithm(name, n) -> Implementation:
+    """The backend's textbook-order algorithm with predecessors for n vertices (the fallback
+    when a blocked order leaves looping predecessors)."""
+    found = [i for i in algorithms(name) if i.k_order and i.predecessors and (i.max_n is None or n <= i.max_n)]
     if not found:
-        raise FloydwarpError(f"backend {name!r} has no k-order algorithm with predecessors")
+        raise FloydwarpError(f"backend {name!r} has no k-order algorithm with predecessors for n = {n}")
     return found[0]

@@ -134,7 +134,7 @@ def _rerun_in_float64(impl, graph, plan, first):
 def _rerun_in_k_order(graph, plan, stats, first):
     """The blocked order closed a predecessor loop around a zero-weight cycle: redo the run
     with the backend's textbook-order algorithm, whose predecessors cannot loop."""
-    fallback = registry.k_order_algorithm(plan.backend)
+    fallback = registry.k_order_algorithm(plan.backend, plan.n)
     out, _ = _run(fallback, graph, dataclasses.replace(plan, algorithm=fallback.algorithm), stats)
     metadata = {**out.metadata, "pred_fallback": f"{plan.algorithm} left a predecessor loop; "
                                                  f"recomputed with {fallback.algorithm}"}

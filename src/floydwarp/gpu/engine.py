@@ -200,18 +200,13 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
             rt.memcpy2D(d.data.ptr, lay.row_bytes, m.ctypes.data, n * isz, n * isz, n, rt.memcpyHostToDevice)
             del m
         else:
-            src, dst, w = graph.edges()
-            d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
-            idx = cp.arange(n)
-            d[idx, idx] = 0
-            if len(src):
-                d[cp.asarray(src), cp.asarray(dst)] = cp.asarray(w).astype(dtype)
+            d = _edge_matrix(cp, graph, lay, dtype, inf)
         cp.cuda.Device().synchronize()
         t1 = time.perf_counter()
         timings["h2d"] = t1 - t0
 
         # ---- padding diagonal, predecessors
-        if lay.N > n:
+        if lay.N > n and dense is not None:
             pad = cp.arange(n, lay.N)
             d[pad, pad] = 0
         pr = None
@@ -253,6 +248,76 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
             f"The device may need a restart of this process; backend='cpu' is unaffected") from exc
 
 
+def _setup_group(dtype):
+    exprs = [modules.name_expression("fw_fill", dtype)]
+    exprs += [f"fw_scatter<{modules.ctype(dtype)}, {i}>" for i in ("unsigned short", "int")]
+    return tuple(exprs)
+
+
+#: edge lists up to this many bytes (compacted) go through a pinned staging buffer
+PINNED_STAGE_MAX_BYTES = 64 << 20
+
+
+def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
+    """The padded start matrix of an edge list, built on the device: one kernel fills
+    INF with 0 on the diagonal (padding included), one scatters the distinct edges.
+    The edges travel compacted (uint16 ids up to 65536 vertices, else int32; weights
+    cast to the distance dtype on the host, as ``astype`` would) in one copy, from
+    pinned memory where they are small enough."""
+    d = cp.empty((lay.N, lay.pitch), dtype=dtype)
+    group = _setup_group(dtype)
+    fill = modules.kernel("pipe.cu", group[0], group)
+    gx = max(1, min(_cdiv(lay.pitch, 256), 8))
+    fill((gx, min(lay.N, 65535)), (256,), (d, np.int64(lay.pitch), np.int32(lay.N), dtype.type(inf)))
+    src, dst, w = graph.edges()
+    m = len(src)
+    if not m:
+        return d
+    idx_t = np.dtype(np.uint16) if lay.n <= 65536 else np.dtype(np.int32)
+    ib, isz = idx_t.itemsize, dtype.itemsize
+    o1 = _cdiv(m * ib, 16) * 16
+    o2 = o1 + _cdiv(m * ib, 16) * 16
+    total = o2 + m * isz
+    stage = None
+    if total <= PINNED_STAGE_MAX_BYTES:
+        try:
+            import cupyx
+
+            stage = cupyx.empty_pinned((total,), dtype=np.uint8)
+        except Exception:  # no pinned memory to be had: pageable memory works too
+            stage = None
+    if stage is None:
+        stage = np.empty(total, dtype=np.uint8)
+    np.copyto(stage[:m * ib].view(idx_t), src, casting="unsafe")
+    np.copyto(stage[o1:o1 + m * ib].view(idx_t), dst, casting="unsafe")
+    np.copyto(stage[o2:o2 + m * isz].view(dtype), w, casting="unsafe")
+    buf = cp.empty(total, dtype=np.uint8)
+    buf.data.copy_from_host(stage.ctypes.data, total)
+    del stage
+    ctype_i = "unsigned short" if idx_t == np.uint16 else "int"
+    scatter = modules.kernel("pipe.cu", f"fw_scatter<{modules.ctype(dtype)}, {ctype_i}>", group)
+    scatter((max(1, min(_cdiv(m, 256), 4096)),), (256,),
+            (d, np.int64(lay.pitch), buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
+    return d
+
+
+#: host results up to this many bytes are copied into pinned (page-locked) memory, which
+#: CuPy pools: the copy goes straight to the result (d2h of 16 MB measured 0.36 ms)
+PINNED_MAX_BYTES = 64 << 20
+
+
+def _host_empty(cp, shape, dtype):
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if 0 < nbytes <= PINNED_MAX_BYTES:
+        try:
+            import cupyx
+
+            return cupyx.empty_pinned(shape, dtype=dtype)
+        except Exception:  # no pinned memory to be had: pageable memory works too
+            pass
+    return np.empty(shape, dtype=dtype)
+
+
 def _unpad(cp, rt, buf, lay: Layout, isz, dtype, to_device, pred=False):
     n = lay.n
     pitch_bytes = (lay.pred_pitch * 4) if pred else lay.row_bytes
@@ -263,7 +328,7 @@ def _unpad(cp, rt, buf, lay: Layout, isz, dtype, to_device, pred=False):
         out = cp.empty((n, n), dtype=dtype)
         rt.memcpy2D(out.data.ptr, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToDevice)
         return out
-    out = np.empty((n, n), dtype=dtype)
+    out = _host_empty(cp, (n, n), dtype)
     rt.memcpy2D(out.ctypes.data, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToHost)
     return out
 
@@ -475,9 +540,23 @@ def _run_blocked(ctx, b, vec=False):
 #:   "async": "tiled" with the k chunks double-buffered by cp.async (4-byte types, sm_80+);
 #:   "vec":   blocked-vec's phase 3, B = 64 (int16: packed pairs, fw_vec_p3_s16).
 #: Phases 1 and 2 are fast.cu's register-resident kernels at the same B.
-FAST_VARIANTS = ("tiled", "async", "vec")
-#: the measured winner per dtype on the H100 (bench/NOTES.md); 8-byte types have "vec" only
-FAST_DEFAULT_VARIANT = {"int16": "tiled", "int32": "vec", "float32": "vec", "int64": "vec", "float64": "vec"}
+#:   "pipe":  pipe.cu: phases 1 and 2 fused into one launch (each block closes the pivot
+#:            in lockstep with its own tile; timed as "phase2") and a persistent,
+#:            cp.async double-buffered phase 3 (B = 64; int16, int32, float32).
+FAST_VARIANTS = ("tiled", "async", "vec", "pipe")
+#: the measured winner per dtype on the H100 (bench/NOTES.md: "pipe" 27.0 / 13.85 / 11.34
+#: T/s for int16 / int32 / float32 at n = 16384, against 24.5 / 13.2 / 11.0 for the
+#: previous defaults "tiled" / "vec" / "vec"); 8-byte types have "vec" only
+FAST_DEFAULT_VARIANT = {"int16": "pipe", "int32": "pipe", "float32": "pipe", "int64": "vec", "float64": "vec"}
+#: "pipe" phase 3: (TM, TN) per dtype: each thread owns TM rows x TN 4-byte words (int16:
+#: 2 TN columns); options["pipe_shape"] = (TM, TN) overrides.  PIPE_UNROLL: how far the
+#: k loop is unrolled (64: fully); options["pipe_unroll"] overrides.
+PIPE_B = 64
+PIPE_SHAPES = {"int16": (4, 4), "int32": (4, 4), "float32": (4, 4)}
+PIPE_UNROLL = 64
+#: fused phases 1-2: each thread's cells in groups of four adjacent rows / columns, read
+#: with 16-byte loads ("vec", default), or 16 apart ("strided"); options["pipe_p12"]
+PIPE_P12_LAYOUTS = ("vec", "strided")
 #: threads in y of fw_vec_p3_s16 (x is B / 8)
 S16_VEC_TY = 16
 
@@ -492,6 +571,8 @@ def fast_variant(dtype, requested=None) -> str:
         return "vec"
     if dt.name == "int16" and v == "async":
         return "tiled"
+    if v == "pipe" and dt.name not in PIPE_SHAPES:
+        return "vec"
     return v
 
 
@@ -503,6 +584,10 @@ def fast_config(dtype, smem_optin=None, variant=None) -> dict:
     dt = np.dtype(dtype)
     isz = dt.itemsize
     variant = fast_variant(dt, variant)
+    if variant == "pipe":
+        tm, tn, nt, minb, ku = pipe_shape(dt)
+        return dict(b=PIPE_B, p3="fw_pipe_p3", variant=variant, tm=tm, tn=tn, threads=(nt, 1), minb=minb, ku=ku,
+                    smem3=pipe_smem(dt)[1])
     if variant == "vec":
         if dt.name == "int16":
             b = 64
@@ -527,6 +612,9 @@ def fast_config(dtype, smem_optin=None, variant=None) -> dict:
 def fast_expr(dtype, cfg, clamp):
     """Name expression of the phase-3 kernel."""
     name = cfg["p3"]
+    if name == "fw_pipe_p3":
+        return modules.name_expression(name, dtype, cfg["b"], cfg["tm"], cfg["tn"], cfg["threads"][0], cfg["minb"],
+                                       cfg["ku"], clamp)
     if name == "fw_blockedvec_p3":
         return modules.name_expression(name, dtype, cfg["b"], clamp)
     if name == "fw_vec_p3_s16":
@@ -546,8 +634,10 @@ def fast_async_smem(dtype, cfg):
 
 
 def fast_group(dtype, cfg):
-    """Every fast.cu instance a run of this dtype and tile size may need."""
+    """Every fast.cu (pipe.cu for "pipe") instance a run of this dtype and tile size may need."""
     b = cfg["b"]
+    if cfg["p3"] == "fw_pipe_p3":
+        return pipe_group(dtype, (cfg["tm"], cfg["tn"], cfg["threads"][0], cfg["minb"], cfg["ku"]))
     exprs = {modules.name_expression(f"fw_fast_p{ph}", dtype, b, c) for ph in (1, 2) for c in (False, True)}
     if cfg["p3"] != "fw_blockedvec_p3":
         exprs |= {fast_expr(dtype, cfg, c) for c in (False, True)}
@@ -559,6 +649,97 @@ def fast_smem(itemsize, b):
     return b * b * itemsize, (b * b + 2 * b) * itemsize
 
 
+def pipe_shape(dtype, shape=None, unroll=None):
+    """(TM, TN, threads, blocks per SM, k unroll) of the "pipe" phase 3 for a dtype."""
+    dt = np.dtype(dtype)
+    tm, tn = (int(x) for x in (shape or PIPE_SHAPES[dt.name]))
+    words = PIPE_B // (2 if dt.name == "int16" else 1)
+    if tm % 4 or tn % 4 or PIPE_B % tm or words % tn:
+        raise FloydwarpError(f"pipe_shape must be two multiples of 4 that divide the tile, got {shape!r}")
+    nt = (PIPE_B // tm) * (words // tn)
+    if nt < 32 or nt > 1024:
+        raise FloydwarpError(f"pipe_shape {shape!r} gives {nt} threads per block")
+    smem = pipe_smem(dt)[1]
+    minb = max(1, min(8, (224 * 1024) // smem, 2048 // nt))
+    ku = int(unroll or PIPE_UNROLL)
+    if ku not in (4, 8, 16, 32, 64):
+        raise FloydwarpError(f"pipe_unroll must be 4, 8, 16, 32 or 64, got {unroll!r}")
+    return tm, tn, nt, minb, ku
+
+
+def pipe_smem(dtype):
+    """Dynamic shared memory of pipe.cu's fused phases 1-2 and of its phase 3."""
+    dt = np.dtype(dtype)
+    b = PIPE_B
+    isz = dt.itemsize
+    pitch = 2 * b + (1 if isz >= 4 else 4 // isz)
+    s12 = b * pitch * isz + 6 * b * 4
+    words = b // (2 if dt.name == "int16" else 1)
+    s3 = (b * b + 3 * b * words) * 4
+    return s12, s3
+
+
+def pipe_p12_vec(layout=None) -> bool:
+    layout = layout or PIPE_P12_LAYOUTS[0]
+    if layout not in PIPE_P12_LAYOUTS:
+        raise FloydwarpError(f"pipe_p12 must be one of {PIPE_P12_LAYOUTS}, got {layout!r}")
+    return layout == "vec"
+
+
+def pipe_group(dtype, shape, vec=True):
+    exprs = []
+    for clamp in (False, True):
+        exprs.append(modules.name_expression("fw_pipe_p12", dtype, PIPE_B, vec, clamp))
+        exprs.append(modules.name_expression("fw_pipe_p3", dtype, PIPE_B, *shape, clamp))
+    return tuple(exprs)
+
+
+_WORD_DTYPE = {"int16": np.uint32, "int32": np.int32, "float32": np.float32}
+
+
+def _run_pipe(ctx):
+    import cupy as cp
+
+    dt, clamp = ctx.dtype, ctx.clamp
+    b = PIPE_B
+    shape = pipe_shape(dt, ctx.plan.options.get("pipe_shape"), ctx.plan.options.get("pipe_unroll"))
+    tm, tn, nt, minb, ku = shape
+    s12, s3 = pipe_smem(dt)
+    _check_smem(ctx.plan, max(s12, s3))
+    vec = pipe_p12_vec(ctx.plan.options.get("pipe_p12"))
+    group = pipe_group(dt, shape, vec)
+    k12 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p12", dt, b, vec, clamp), group,
+                         dynamic_smem=s12)
+    k3 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p3", dt, b, *shape, clamp), group,
+                        dynamic_smem=s3)
+    tiles = ctx.lay.tiles
+    ap = cp.empty(tiles * b * b, dtype=_WORD_DTYPE[dt.name])   # column panel, k-major words
+    pv = cp.empty(b * b, dtype=dt)                              # the closed pivot tile
+    per_sm = _occupancy(k3, nt, s3)
+    # options["pipe_grid"] (tests): fewer phase-3 blocks, each with a longer run of tiles
+    blocks = int(ctx.plan.options.get("pipe_grid") or per_sm * _device()["sm_count"])
+    grid3 = (max(1, min((tiles - 1) ** 2, blocks)),)
+    grid12 = (max(tiles - 1, 1), 1 if tiles == 1 else 2)
+    t = np.int32(tiles)
+    for r in range(tiles):
+        args = (ctx.d, ctx.p, ap, pv, np.int32(r), ctx.ninf, t)
+        ctx.launch("phase2", k12, grid12, (16, 16), args, shared_mem=s12)
+        if tiles > 1:
+            ctx.launch("phase3", k3, grid3, (nt,), args, shared_mem=s3)
+        ctx.report(r + 1, tiles)
+
+
+@functools.lru_cache(maxsize=None)
+def _occupancy_cached(ptr, threads, smem):
+    import cupy as cp
+
+    return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, threads, smem))
+
+
+def _occupancy(kern, threads, smem):
+    return max(1, _occupancy_cached(kern.kernel.ptr, int(threads), int(smem)))
+
+
 def _run_fast(ctx):
     dt = ctx.dtype
     if ctx.pr is not None:
@@ -568,6 +749,9 @@ def _run_fast(ctx):
     requested = ctx.plan.options.get("fast_variant")
     if dev["cc"] < 80 and requested == "async":
         requested = "tiled"   # cp.async needs sm_80
+    requested = _pipe_fits(dt, requested)
+    if fast_variant(dt, requested) == "pipe":
+        return _run_pipe(ctx)
     cfg = fast_config(dt, dev["smem_optin"], requested)
     b, clamp = cfg["b"], ctx.clamp
     s1, s2 = fast_smem(dt.itemsize, b)
@@ -593,7 +777,16 @@ def _run_fast(ctx):
 def _fast_tile(plan):
     if plan.predecessors:
         return 64
-    return fast_config(plan.dtype, _device()["smem_optin"], plan.options.get("fast_variant"))["b"]
+    requested = _pipe_fits(plan.dtype, plan.options.get("fast_variant"))
+    return fast_config(plan.dtype, _device()["smem_optin"], requested)["b"]
+
+
+def _pipe_fits(dtype, requested):
+    """The requested variant, or "vec" where "pipe" would be chosen but its phase 3
+    does not fit in this device's shared memory."""
+    if fast_variant(dtype, requested) == "pipe" and max(pipe_smem(dtype)) > _device()["smem_optin"]:
+        return "vec"
+    return requested
 
 
 # ---------------------------------------------------------------------- registration
@@ -611,49 +804,49 @@ def _algorithm(name, *, tile=1, **kw):
     return deco
 
 
-@_algorithm("sequential", max_n=512, bytes_moved=traffic.per_k_sweep,
+@_algorithm("sequential", k_order=True, max_n=512, bytes_moved=traffic.per_k_sweep,
             description="one GPU thread runs the triple loop (seed 003's first GPU version)")
 def _sequential(ctx):
     """One GPU thread runs the triple loop."""
     _run_sequential(ctx)
 
 
-@_algorithm("naive", bytes_moved=traffic.per_k_sweep,
+@_algorithm("naive", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="one thread per cell, one launch per k, global memory only (seeds 000, 002, 004)")
 def _naive(ctx):
     """One thread per cell, one launch per k."""
     _run_naive(ctx)
 
 
-@_algorithm("naive-shared-k", bytes_moved=traffic.per_k_sweep,
+@_algorithm("naive-shared-k", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="one thread per cell; M[i,k] and M[k,j] staged per block in shared memory (seed 002)")
 def _naive_shared(ctx):
     """One thread per cell, column and row k staged in shared memory."""
     _run_naive_shared(ctx)
 
 
-@_algorithm("naive-vec", bytes_moved=traffic.per_k_sweep,
+@_algorithm("naive-vec", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="one thread per 16-byte vector of cells; M[i,k] picked from a vector (seed 000)")
 def _naive_vec(ctx):
     """One thread per 16-byte vector."""
     _run_naive_vec(ctx)
 
 
-@_algorithm("pseudo-blocked", bytes_moved=traffic.per_k_sweep,
+@_algorithm("pseudo-blocked", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="each thread updates an R x R group of cells, R = options['R'] (1, 2, 4, 8; default 4) (seed 000)")
 def _pseudo(ctx):
     """Each thread updates R x R cells."""
     _run_pseudo(ctx)
 
 
-@_algorithm("work-per-thread", bytes_moved=traffic.per_k_sweep,
+@_algorithm("work-per-thread", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="fixed work per thread, grid sized by the occupancy API (seed 003)")
 def _work(ctx):
     """Fixed work per thread, occupancy-sized grid."""
     _run_work(ctx)
 
 
-@_algorithm("grid-sync", bytes_moved=traffic.per_k_sweep,
+@_algorithm("grid-sync", k_order=True, bytes_moved=traffic.per_k_sweep,
             description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register (seed 003)")
 def _gridsync(ctx):
     """One persistent cooperative kernel."""
@@ -679,8 +872,9 @@ def _blocked_vec(ctx):
 
 
 @_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
-            description="production kernel: blocked FW with register-resident phases 1-2 and the fastest measured "
-                        "phase 3 per dtype (options['fast_variant']: 'vec', 'tiled', 'async'); DPX add-min on sm_90")
+            description="production kernel: blocked FW, phases 1-2 fused into one launch and a persistent, "
+                        "double-buffered phase 3 for int16/int32/float32 ('pipe'), vectorized phase 3 for 8-byte "
+                        "types (options['fast_variant']: 'pipe', 'vec', 'tiled', 'async'); DPX add-min on sm_90")
 def _fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     _run_fast(ctx)

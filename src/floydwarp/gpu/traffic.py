@@ -29,7 +29,7 @@ def blocked_model(default_block):
 
 
 def fast_model(n, itemsize, block_size=None):
-    """"fast": blocked traffic at its default tile (128 for int16's register tiling, 64
-    for the other dtypes' vectorized phase 3; engine.FAST_DEFAULT_VARIANT)."""
-    b = block_size or (128 if itemsize == 2 else 64)
+    """"fast": blocked traffic at its default tile (64 for every dtype: "pipe" for
+    int16, int32 and float32, "vec" for the 8-byte types; engine.FAST_DEFAULT_VARIANT)."""
+    b = block_size or 64
     return blocked_model(b)(n, itemsize, b)
