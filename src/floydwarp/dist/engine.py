@@ -124,12 +124,11 @@ class BlockCyclic:
                     self.col_comm.Bcast(ppiv, root=r % g.rows)
         dummy = np.empty((1, 1, 1), np.int32)
         if li is not None:
-            self.K.pivot_row_panel(L[li], P[li] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
-                                   -1 if lj is None else lj, self.clamp, self.lo, self.pred)
+            self.K.pivot_panel(L[li], P[li] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
+                               -1 if lj is None else lj, self.clamp, self.lo, self.pred, True)
         if lj is not None:
-            self.K.pivot_col_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv,
-                                   ppiv if self.pred else dummy[0], -1 if li is None else li,
-                                   self.clamp, self.lo, self.pred)
+            self.K.pivot_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
+                               -1 if li is None else li, self.clamp, self.lo, self.pred, False)
 
     def wait(self, reqs):
         from mpi4py import MPI

@@ -30,32 +30,21 @@ def update_tiles_pred(local, plocal, colp, rowp, prowp, sel_i, sel_j, clamp, lo)
 
 
 @njit(cache=True, parallel=_PRANGE_ONLY)
-def pivot_row_panel(tiles, ptiles, piv, ppiv, skip, clamp, lo, with_pred):
-    """Phase 2 for pivot-row tiles: ``x = piv* (x) x`` (one product suffices: piv is closed)."""
+def pivot_panel(tiles, ptiles, piv, ppiv, skip, clamp, lo, with_pred, row_side):
+    """Phase 2: pivot-row tiles become ``piv* (x) x`` (``row_side``), pivot-column tiles
+    ``x (x) piv*``; one product suffices because ``piv`` is closed."""
     for s in prange(tiles.shape[0]):
         if s == skip:
             continue
         x = tiles[s]
         old = copy_of(x)
         if with_pred:
-            pold = copy_of(ptiles[s])
-            minplus_pred(x, ptiles[s], piv, old, pold)
-        else:
+            if row_side:
+                minplus_pred(x, ptiles[s], piv, old, copy_of(ptiles[s]))
+            else:
+                minplus_pred(x, ptiles[s], old, piv, ppiv)
+        elif row_side:
             minplus(x, piv, old)
-        if clamp:
-            clamp_below(x, lo)
-
-
-@njit(cache=True, parallel=_PRANGE_ONLY)
-def pivot_col_panel(tiles, ptiles, piv, ppiv, skip, clamp, lo, with_pred):
-    """Phase 2 for pivot-column tiles: ``x = x (x) piv*``."""
-    for s in prange(tiles.shape[0]):
-        if s == skip:
-            continue
-        x = tiles[s]
-        old = copy_of(x)
-        if with_pred:
-            minplus_pred(x, ptiles[s], old, piv, ppiv)
         else:
             minplus(x, old, piv)
         if clamp:
