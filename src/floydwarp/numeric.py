@@ -146,10 +146,12 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
 
 def verify_uncapped(dist, inf, max_weight) -> bool:
     """Exact post-run check for non-negative integer weights (see module docstring)."""
-    finite = dist[dist < inf]
-    if finite.size == 0:
+    xp = array_module(dist)
+    reachable = dist < inf
+    if not bool(reachable.any()):
         return True
-    return int(finite.max()) + int(max_weight) < int(inf)
+    largest = xp.where(reachable, dist, dist.dtype.type(0)).max()
+    return int(largest) + int(max_weight) < int(inf)
 
 
 def unreachable_threshold(dtype, stats: WeightStats):
@@ -163,7 +165,8 @@ def unreachable_threshold(dtype, stats: WeightStats):
 def normalize_unreachable(dist, dtype, stats: WeightStats):
     """Set every unreachable entry to exactly INF (in place) and return the matrix."""
     if np.dtype(dtype).kind == "i" and stats.has_negative:
-        dist[dist >= unreachable_threshold(dtype, stats)] = inf_of(dtype)
+        # copyto, not a boolean-mask assignment: CuPy masks stop at 2**31 entries
+        array_module(dist).copyto(dist, inf_of(dtype), where=dist >= unreachable_threshold(dtype, stats))
     return dist
 
 
@@ -172,6 +175,6 @@ def to_float64(dist, inf):
     xp = array_module(dist)
     out = dist.astype(xp.float64)
     if np.dtype(dist.dtype).kind == "i":
-        out[dist >= inf] = xp.inf
+        xp.copyto(out, xp.inf, where=dist >= inf)
     return out
 

@@ -93,7 +93,7 @@ def _run(impl, graph, plan, stats):
         if out.pred is not None:
             # With negative weights an unreachable pair can be "improved" through INF
             # entries before normalization; it has no predecessor.
-            out.pred[out.dist >= plan.inf] = NO_PREDECESSOR
+            array_module(out.pred).copyto(out.pred, NO_PREDECESSOR, where=out.dist >= plan.inf)
     return out, negative
 
 

@@ -220,7 +220,7 @@ class Graph:
             # Cast before inserting INF: a float64 round trip would round
             # int64's INF up past the overflow-safe value.
             out = mxp.where(gone, 0, band).astype(dtype)
-            out[gone] = inf
+            mxp.copyto(out, dtype.type(inf), where=gone)   # not out[gone]: CuPy masks stop at 2**31 entries
             out = xp.asarray(out)
             r, c = xp.asarray(rows - lo), xp.asarray(rows)
             out[r, c] = xp.minimum(out[r, c], 0)
