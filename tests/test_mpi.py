@@ -64,3 +64,11 @@ def test_bad_input_refused_on_every_rank_with_the_same_message(tmp_path):
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 2 and errors[0] == errors[1] and "bad.gr" in errors[0]
+
+
+@pytest.mark.parametrize("lookahead", ["1", "0"])
+def test_checkpoint_on_every_rank_resumes_bit_identical(tmp_path, lookahead):
+    proc, _ = launch(2, "checkpoint_resume.py", str(tmp_path), lookahead)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"stopped": True, "identical": True}
+    assert sorted(p.name.split(".")[0] for p in tmp_path.glob("shard-*.dist.npy")) == ["shard-0", "shard-1"]

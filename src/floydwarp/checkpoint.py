@@ -83,13 +83,22 @@ class Checkpointer:
         self._stop = threading.Event()
 
     # ------------------------------------------------------------------ resume
-    def load(self) -> tuple[int, dict] | None:
-        """(next round, arrays of this rank) from the folder's checkpoint, or None if it has none."""
+    def restore(self, dist, pred=None) -> int:
+        """The round to start from: 0 for a fresh run; when resuming, the saved round,
+        with the saved matrices copied into ``dist`` (and ``pred``)."""
+        if not self.resuming:
+            return 0
+        start, arrays = self.load()
+        dist[...] = arrays["dist"]
+        if pred is not None:
+            pred[...] = arrays["pred"]
+        return start
+
+    def load(self) -> tuple[int, dict]:
+        """(next round, arrays of this rank) from the folder's checkpoint."""
         manifest_path = self.folder / "manifest.json"
         if not manifest_path.exists():
-            if self.resuming:
-                raise FloydwarpError(f"no checkpoint to resume in {self.folder} (no manifest.json)")
-            return None
+            raise FloydwarpError(f"no checkpoint to resume in {self.folder} (no manifest.json)")
         try:
             manifest = json.loads(manifest_path.read_text())
         except (OSError, ValueError) as exc:
@@ -110,7 +119,7 @@ class Checkpointer:
         return int(manifest["round"]), arrays
 
     # ------------------------------------------------------------------ save
-    def after_round(self, next_round: int, arrays: dict, total_rounds: int):
+    def after_round(self, next_round: int, total_rounds: int, dist, pred=None):
         """Call at the end of every round: saves when the interval is up or a stop was asked."""
         if next_round >= total_rounds:
             return
@@ -122,7 +131,7 @@ class Checkpointer:
             flags = self.comm.allreduce(int(due) | int(stop) << 1, op=MPI.BOR)
             due, stop = bool(flags & 1), bool(flags & 2)
         if due or stop:
-            self.save(next_round, arrays)
+            self.save(next_round, {"dist": dist} if pred is None else {"dist": dist, "pred": pred})
         if stop:
             raise CheckpointInterrupt(
                 f"stopped by a signal after round {next_round} of {total_rounds}; checkpoint saved in "

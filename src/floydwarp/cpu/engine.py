@@ -206,14 +206,7 @@ def _rounds(t, p, clamp, lo, report, checkpointer):
     at round boundaries (see floydwarp.checkpoint)."""
     K = _kernels()
     nb = t.shape[0]
-    start = 0
-    if checkpointer is not None and checkpointer.resuming:
-        saved = checkpointer.load()
-        if saved is not None:
-            start, arrays = saved
-            t[...] = arrays["dist"]
-            if p is not None:
-                p[...] = arrays["pred"]
+    start = 0 if checkpointer is None else checkpointer.restore(t, p)
     with checkpointer.stop_on_signals() if checkpointer else contextlib.nullcontext():
         for r in range(start, nb):
             if p is None:
@@ -222,7 +215,7 @@ def _rounds(t, p, clamp, lo, report, checkpointer):
                 K.blocked_round_pred(t, p, r, clamp, lo)
             report(r + 1, nb)
             if checkpointer is not None:
-                checkpointer.after_round(r + 1, {"dist": t} if p is None else {"dist": t, "pred": p}, nb)
+                checkpointer.after_round(r + 1, nb, t, p)
 
 
 class Storage:

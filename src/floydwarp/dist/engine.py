@@ -194,8 +194,7 @@ class BlockCyclic:
 
     def _after_round(self, checkpointer, next_round, nt):
         if checkpointer is not None:
-            arrays = {"dist": self.local} if self.plocal is None else {"dist": self.local, "pred": self.plocal}
-            checkpointer.after_round(next_round, arrays, nt)
+            checkpointer.after_round(next_round, nt, self.local, self.plocal)
 
 
 def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
@@ -234,14 +233,7 @@ def blocked_2d(graph, plan) -> EngineOutput:
         local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
         lookahead = plan.options.get("lookahead", True)
         ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
-        start = 0
-        if ckpt is not None and ckpt.resuming:
-            saved = ckpt.load()
-            if saved is not None:
-                start, arrays = saved
-                local[...] = arrays["dist"]
-                if plocal is not None:
-                    plocal[...] = arrays["pred"]
+        start = 0 if ckpt is None else ckpt.restore(local, plocal)
         clock = mpi_util.CommClock()
         previous = numba.get_num_threads()
         numba.set_num_threads(_threads(plan, comm))
