@@ -30,7 +30,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register, register_backend
-from . import modules, traffic
+from . import modules, ooc, traffic
 from .layout import Layout, format_bytes
 
 #: ``backend="auto"`` takes the GPU from this many vertices on.  Seed 000 measured the
@@ -180,7 +180,10 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
         staging = 0
     if plan.predecessors:
         staging = max(staging, n * n * 5)    # where() temporaries of the initialization
-    check_memory(lay.device_bytes(staging=staging, output_copy=to_device), n, dtype, plan)
+    needed = lay.device_bytes(staging=staging, output_copy=to_device)
+    if plan.algorithm == "fast" and not plan.predecessors and needed > ooc.device_budget(plan):
+        return ooc.solve_out_of_core(graph, plan)
+    check_memory(needed, n, dtype, plan)
 
     try:
         # ---- start matrix, padded and pitched
@@ -333,22 +336,21 @@ def _unpad(cp, rt, buf, lay: Layout, isz, dtype, to_device, pred=False):
     return out
 
 
-def check_memory(needed: int, n: int, dtype, plan=None) -> None:
-    """Refuse (before allocating) a run whose buffers do not fit in free device memory."""
-    import cupy as cp
-
-    free, total = cp.cuda.runtime.memGetInfo()
-    available = int(free) + int(cp.get_default_memory_pool().free_bytes())
+def check_memory(needed: int, n: int, dtype, plan) -> None:
+    """Refuse (before allocating) a run whose buffers do not fit in free device memory
+    (or in ``max_gpu_memory``)."""
+    available = ooc.device_budget(plan)
     if needed > available:
         raise FloydwarpError(memory_message(needed, available, n, dtype, _device()["name"],
-                                            predecessors=bool(plan and plan.predecessors)))
+                                            predecessors=bool(plan.predecessors)))
 
 
 def memory_message(needed: int, available: int, n: int, dtype, device_name: str, predecessors=False) -> str:
     what = f"{np.dtype(dtype).name} distances" + (" and int32 predecessors" if predecessors else "")
     return (f"a graph of n = {n} vertices needs {needed} bytes ({format_bytes(needed)}) of GPU memory "
-            f"for its {what}, but only {available} bytes ({format_bytes(available)}) are free on {device_name}; "
-            f"use a narrower dtype, fewer vertices, or backend='cpu'")
+            f"for its {what}, but only {available} bytes ({format_bytes(available)}) may be used on {device_name}; "
+            f"algorithm='fast' without predecessors streams a larger matrix from host memory; otherwise use a "
+            f"narrower dtype, fewer vertices, or backend='cpu'")
 
 
 # ---------------------------------------------------------------------- simple.cu
@@ -878,3 +880,12 @@ def _blocked_vec(ctx):
 def _fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     _run_fast(ctx)
+
+
+@register("gpu", "out-of-core", predecessors=False, bytes_moved=traffic.out_of_core_model,
+          description="the matrix in pinned host memory (or a memory-mapped file with workdir=DIR), streamed "
+                      "through the GPU in wide panels on several CUDA streams; 'fast' switches to it when the "
+                      "matrix does not fit in GPU memory or max_gpu_memory")
+def _out_of_core(graph, plan):
+    """Out-of-core: the matrix in host memory, streamed through the GPU."""
+    return ooc.solve_out_of_core(graph, plan)

@@ -33,3 +33,12 @@ def fast_model(n, itemsize, block_size=None):
     int16, int32 and float32, "vec" for the 8-byte types; engine.FAST_DEFAULT_VARIANT)."""
     b = block_size or 64
     return blocked_model(b)(n, itemsize, b)
+
+
+def out_of_core_model(n, itemsize, block_size=None):
+    """out-of-core (panel products, minplus.cu): every 64 x 64 unit reads a 64 x 64 tile of
+    each panel per 64 steps of k (2 n^3 / 64 elements, mostly from L2) and each round reads
+    and writes every tile once (2 n^3 / w, w = block_size or 4096 wide panels)."""
+    n = int(n)
+    w = int(block_size or 4096)
+    return (2.0 * n ** 3 / 64 + 2.0 * n ** 3 / w) * itemsize

@@ -29,51 +29,10 @@
 //   (float32).  Block 0 also copies the closed pivot from ``pv`` into d.
 //   The clamp at -INF (integer dtypes with negative weights) is applied once at the
 //   end of a tile, as in blocked.cu (a and b are fixed in phase 3).
-#include "common.cuh"
-
-// ---------------------------------------------------------------- lanes
-// A phase-3 "word": one distance (int, float) or two int16 distances.
-template <typename T> struct Lane {
-    typedef T W;
-    static constexpr int EPW = 1;  // elements per word
-    static __device__ __forceinline__ W word(T x) { return x; }
-    static __device__ __forceinline__ W addmin(W a, W b, W c) { return fw_addmin(a, b, c); }
-    static __device__ __forceinline__ W clampw(W x, T ninf) { return fw_max(x, ninf); }
-};
-template <> struct Lane<short> {
-    typedef unsigned int W;
-    static constexpr int EPW = 2;
-    static __device__ __forceinline__ W word(short x) { return s16_bcast(x); }
-    static __device__ __forceinline__ W addmin(W a, W b, W c) { return s16x2_addmin(a, b, c); }
-    static __device__ __forceinline__ W clampw(W x, short ninf) { return __vmaxs2(x, s16_bcast(ninf)); }
-};
-
-template <typename W> struct __align__(16) W4 { W v[4]; };
+#include "lanes.cuh"
 
 template <typename T> struct PipeReg { typedef T type; };
 template <> struct PipeReg<short> { typedef int type; };  // int16 cells of phases 1-2 in 32-bit registers
-
-__device__ __forceinline__ void pp_cp_async16(void* smem, const void* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned int s = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-#else
-    *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
-#endif
-}
-
-__device__ __forceinline__ void pp_cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int N>
-__device__ __forceinline__ void pp_cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
 
 // ---------------------------------------------------------------- phases 1 + 2
 // A thread's cells (16 x 16 threads, S x 2S cells, S = B / 16), in one of two layouts:
@@ -270,21 +229,6 @@ template <typename T, int B, int TM, int TN, int NT> struct P3Shape {
     static constexpr int TW = B * BW;      // words of a row-panel tile or an own tile
     static constexpr int SMEM = (AW + 3 * TW) * 4;
 };
-
-// One 16-byte global store (STG.E.128).  Written as PTX: NVVM split the plain uint4
-// store of this kernel into four 4-byte stores.
-__device__ __forceinline__ void pp_st_global16(void* p, unsigned int a, unsigned int b, unsigned int c,
-                                               unsigned int e) {
-    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(a), "r"(b), "r"(c), "r"(e)
-                 : "memory");
-}
-
-template <typename W>
-__device__ __forceinline__ void st_w4(void* p, const W4<W>& v) {
-    union { W4<W> w; uint4 u; } x;
-    x.w = v;
-    pp_st_global16(p, x.u.x, x.u.y, x.u.z, x.u.w);
-}
 
 template <typename T, int B, int TM, int TN, int NT, int MINB, int KU, bool CLAMP>
 __global__ void __launch_bounds__(NT, MINB)

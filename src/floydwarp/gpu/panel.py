@@ -1,0 +1,150 @@
+"""Wide-round building blocks on arbitrary pitched device buffers (``kernels/minplus.cu``).
+
+A round of blocked Floyd-Warshall with a pivot panel K of width w (a multiple of 64):
+
+1. ``close_block``: Floyd-Warshall on the w x w pivot block (the in-core ``fast``
+   kernels on a view);
+2. ``minplus`` with the closed pivot P: row panel R = min(R, P (x) R), column panel
+   C = min(C, C (x) P);
+3. ``minplus`` for every other tile T = min(T, C[I] (x) R[J]).
+
+The out-of-core engine (``ooc.py``) runs these on tiles streamed from host memory, the
+multi-GPU engine on each rank's share.  ``minplus`` takes its left operand transposed
+into words (``to_words``), as the persistent phase-3 kernels do.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from . import modules
+
+#: tile side of the product's units and of every dimension it accepts
+UNIT = 64
+#: (rows, words) of the cells each thread owns, per dtype
+MINPLUS_SHAPE = (4, 4)
+#: shared memory per SM the kernel plans for (H100/H200: 228 KiB, 1 KiB reserved per block)
+SMEM_PER_SM = 227 * 1024
+
+
+def word_dtype(dtype) -> np.dtype:
+    """The dtype of ``to_words`` output: int16 pairs travel as uint32 words."""
+    dt = np.dtype(dtype)
+    return np.dtype(np.uint32) if dt == np.int16 else dt
+
+
+def _per_word(dtype) -> int:
+    return 2 if np.dtype(dtype) == np.int16 else 1
+
+
+def minplus_shape(dtype):
+    """(TM, TN, threads, shared bytes, blocks per SM) of ``fw_minplus`` for a dtype."""
+    dt = np.dtype(dtype)
+    tm, tn = MINPLUS_SHAPE
+    words = UNIT // _per_word(dt)
+    threads = (UNIT // tm) * (words // tn)
+    wsize = word_dtype(dt).itemsize
+    smem = (2 * UNIT * UNIT + 3 * UNIT * words) * wsize
+    minb = max(1, min(8, SMEM_PER_SM // smem, 2048 // threads))
+    return tm, tn, threads, smem, minb
+
+
+def _group(dtype):
+    tm, tn, nt, _, minb = minplus_shape(dtype)
+    exprs = [modules.name_expression("fw_minplus", dtype, tm, tn, nt, minb, clamp) for clamp in (False, True)]
+    exprs.append(modules.name_expression("fw_to_words", dtype))
+    return tuple(exprs)
+
+
+def _pitch(a) -> int:
+    if a.ndim != 2 or a.strides[1] != a.itemsize:
+        raise FloydwarpError("panel operands must be 2-D arrays with contiguous rows")
+    return a.strides[0] // a.itemsize
+
+
+def _check_multiple(what, x):
+    if x % UNIT:
+        raise FloydwarpError(f"{what} = {x} is not a multiple of {UNIT}")
+
+
+def to_words(a, out=None, stream=None):
+    """``a`` (rows x cols, a view of a device matrix) transposed into ``fw_minplus``'s
+    left-operand format: ``out[k, i] = word(a[i, k])`` (cols x rows)."""
+    import cupy as cp
+
+    dt = np.dtype(a.dtype)
+    rows, cols = a.shape
+    if out is None:
+        out = cp.empty((cols, rows), dtype=word_dtype(dt))
+    if rows and cols:
+        kern = modules.kernel("minplus.cu", modules.name_expression("fw_to_words", dt), _group(dt))
+        with _on(stream):
+            kern(((cols + 31) // 32, (rows + 31) // 32), (32, 8),
+                 (a, np.int64(_pitch(a)), out, np.int64(_pitch(out)), np.int32(rows), np.int32(cols)))
+    return out
+
+
+def _on(stream):
+    import contextlib
+
+    return stream if stream is not None else contextlib.nullcontext()
+
+
+def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
+    """``c = min(c, a (x) b)`` in place, with ``at = to_words(a)``.
+
+    ``c`` is M x N, ``at`` K x M (words), ``b`` K x N, all multiples of 64; ``b`` may be
+    ``c`` itself (the pivot row panel).  ``skip_rows`` / ``skip_cols`` = (first, count)
+    in 64-tiles: those rows / columns of ``c`` are left alone.  ``blocks`` caps the
+    persistent grid (tests use it to give blocks long runs of units)."""
+    from .engine import _device, _occupancy
+
+    dt = np.dtype(c.dtype)
+    m, n = c.shape
+    k = at.shape[0]
+    if at.shape[1] != m or b.shape != (k, n) or b.dtype != dt or at.dtype != word_dtype(dt):
+        raise FloydwarpError(f"minplus operands do not match: c {c.shape} {dt}, at {at.shape} {at.dtype}, "
+                             f"b {b.shape} {b.dtype}")
+    for what, x in (("rows", m), ("columns", n), ("k", k)):
+        _check_multiple(what, x)
+    mt = m // UNIT - skip_rows[1]
+    nt = n // UNIT - skip_cols[1]
+    if mt <= 0 or nt <= 0 or k == 0:
+        return c
+    tm, tn, threads, smem, minb = minplus_shape(dt)
+    name = modules.name_expression("fw_minplus", dt, tm, tn, threads, minb, bool(clamp))
+    kern = modules.kernel("minplus.cu", name, _group(dt), dynamic_smem=smem)
+    grid = _occupancy(kern, threads, smem) * _device()["sm_count"]
+    if blocks:
+        grid = min(grid, int(blocks))
+    grid = max(1, min(grid, mt * nt))
+    with _on(stream):
+        kern((grid,), (threads,),
+             (c, np.int64(_pitch(c)), at, np.int64(_pitch(at)), b, np.int64(_pitch(b)),
+              np.int32(mt), np.int32(nt), np.int32(k // UNIT),
+              np.int32(skip_rows[0]), np.int32(skip_rows[1]), np.int32(skip_cols[0]), np.int32(skip_cols[1]),
+              dt.type(ninf)), shared_mem=smem)
+    return c
+
+
+def close_block(block, plan, stream=None):
+    """Floyd-Warshall in place on a square view of a device matrix (side a multiple of
+    64) with the ``fast`` kernels of ``plan.dtype``."""
+    import cupy as cp
+
+    from .engine import Ctx, _run_fast
+    from .layout import Layout
+
+    w = block.shape[0]
+    if block.shape != (w, w):
+        raise FloydwarpError(f"close_block needs a square block, got {block.shape}")
+    _check_multiple("block side", w)
+    if w == 0:
+        return block
+    lay = dataclasses.replace(Layout.make(w, block.itemsize, UNIT), pitch=_pitch(block))
+    sub = dataclasses.replace(plan, progress=None, predecessors=False, options={})
+    with _on(stream):
+        _run_fast(Ctx(cp, block, None, lay, sub))
+    return block
