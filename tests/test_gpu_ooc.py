@@ -110,7 +110,7 @@ def test_row_panel_in_place_equals_out_of_place(dtype):
 @pytest.mark.parametrize("n", [0, 1, 2, 63, 65, 200, 333])
 @pytest.mark.parametrize("kind", ["pos", "neg"])
 def test_out_of_core_matches_reference(dtype, n, kind):
-    g = erdos_renyi(n, 10.0, seed=n + 17, potential=20 if kind == "neg" else None)
+    g = erdos_renyi(n, 10.0, seed=n + 17, potential=20 if kind == "neg" else 0)
     ref = fw.solve(g, backend="reference", dtype="float64").to_dense()
     r = fw.solve(g, backend="gpu", algorithm="out-of-core", dtype=dtype, panel_width=64)
     assert r.metadata["out_of_core"] and r.metadata["panel_width"] == 64
