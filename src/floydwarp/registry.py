@@ -22,6 +22,7 @@ BACKEND_MODULES = {
     "cpu": "floydwarp.cpu.engine",
     "gpu": "floydwarp.gpu.engine",
     "mpi": "floydwarp.dist.engine",
+    "multigpu": "floydwarp.dist.multigpu",
 }
 
 

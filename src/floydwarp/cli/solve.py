@@ -72,9 +72,17 @@ def solve(
         "--distributed",
         help="Run as one rank of an MPI job (mpiexec -n P floydwarp solve ... --distributed): the mpi "
              "backend; rank 0 prints and writes the result.")] = False,
+    gpus: Annotated[Optional[int], typer.Option(
+        "--gpus", metavar="N", min=1, show_default=False,
+        help="Run on N GPUs of this machine, one worker process each, started by floydwarp itself (no "
+             "mpiexec): the multigpu backend (-a gpu-2d, gpu-rows or rows-p2p).")] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", metavar="OUT", dir_okay=False, show_default=False,
         help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")] = None,
+    parallel_write: Annotated[bool, typer.Option(
+        "--parallel-write",
+        help="With --distributed and -o NAME.npy: every rank writes its part of the result into the file even "
+             "when rank 0 could gather it (it does so anyway when the result does not fit in rank 0's memory).")] = False,
     workdir: Annotated[Optional[Path], typer.Option(
         "--workdir", metavar="DIR", file_okay=False, exists=True, show_default=False,
         help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked); "
@@ -132,6 +140,17 @@ def solve(
         announce_ranks()
 
     options = {} if workdir is None else {"workdir": workdir}
+    if parallel_write and not (distributed and output is not None and output.suffix.lower() == ".npy"):
+        raise UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes into)", ctx)
+    if distributed and output is not None and output.suffix.lower() == ".npy":
+        # the ranks write this file themselves when rank 0 cannot gather the result (or with --parallel-write)
+        options.update(output_file=output, parallel_write=True if parallel_write else None)
+    if gpus is not None:
+        if distributed or backend not in ("auto", "multigpu"):
+            raise UsageError("--gpus starts its own worker per GPU (the multigpu backend); under mpiexec use "
+                             "--distributed -a gpu-2d instead", ctx)
+        backend = "multigpu"
+        options["gpus"] = gpus
     if checkpoint is not None:
         if resume is None:
             save_run_settings(checkpoint, dict(
@@ -165,9 +184,11 @@ def solve(
     if check:
         failed = not run_check(result, graph)
     if output is not None:
-        from ..io import write_result
-        write_result(result, output, inputs=() if input is None else (input,))
-        echo(f"output:    {output}")
+        written_by = result.metadata.get("written_by_ranks") if result.metadata.get("output_file") == str(output) else None
+        if written_by is None:
+            from ..io import write_result
+            write_result(result, output, inputs=() if input is None else (input,))
+        echo(f"output:    {output}" + (f" (written by {written_by} ranks)" if written_by else ""))
     if verbose:
         echo(format_matrix(result))
     if failed:

@@ -349,3 +349,7 @@ def _gather_rows(comm, block, counts, n, dtype):
     recv = [full, counts, MPI._typedict[np.dtype(dtype).char]] if full is not None else None
     comm.Gatherv(np.ascontiguousarray(block), recv, root=0)
     return full
+
+
+# the GPU algorithms of this backend (gpu-2d, gpu-rows) live in their own module
+from . import gpu_engine  # noqa: E402,F401

@@ -35,6 +35,17 @@ def ranks_on_this_node(comm) -> int:
         local.Free()
 
 
+def node_rank(comm) -> int:
+    """This rank's index among the ranks of its node (which GPU it drives)."""
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return local.Get_rank()
+    finally:
+        local.Free()
+
+
 class CommClock:
     """Accumulates the seconds spent inside MPI calls (seed 002's communication share)."""
 

@@ -1,0 +1,557 @@
+"""Multi-GPU Floyd-Warshall: one process per GPU, the matrix in 2D blocks, panels through NCCL.
+
+Written once for any control plane (:mod:`floydwarp.dist.control`): the ``mpi`` backend
+runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, registered here), the
+``multigpu`` backend (:mod:`floydwarp.dist.multigpu`, ``floydwarp solve --gpus N``) in
+worker processes it starts itself.
+
+Distribution (:class:`BlockPartition`)
+    The matrix is padded to a multiple of 64 (padding entries INF: they never shorten a
+    real path) and cut into panels of ``width`` (a multiple of 64; the last one may be
+    narrower).  A Pr x Pc process grid (:class:`floydwarp.dist.grid.ProcessGrid`) holds
+    it in contiguous 2D blocks: process row p owns a contiguous run of panel rows,
+    process column q a run of panel columns.  Every round of Floyd-Warshall updates
+    every entry, so contiguous blocks are as balanced as block-cyclic ones (to one panel)
+    and each process's share is one pitched device matrix: phase 3 is ONE
+    ``panel.minplus`` over it.
+
+A round r (pivot panel K = panel r, owned by process row pr and process column pc):
+
+1. the owner of the pivot block closes it (``panel.close_block``) and broadcasts it
+   along its process row and column (NCCL);
+2. process row pr updates its slice of the row panel R = min(R, P (x) R), process
+   column pc its slice of the column panel C = min(C, C (x) P) (``panel.minplus``);
+3. R goes down every process column and C (already in ``panel.to_words`` form) along
+   every process row (NCCL broadcasts);
+4. every process: L = min(L, C (x) R) over its whole block, the pivot panels excepted.
+
+Lookahead: phase 3 of round r first updates the local parts of panel r + 1, then
+steps 1-3 of round r + 1 start on a second, high-priority stream (NCCL included)
+while the rest of round r's phase 3 runs; round r + 1's phase 3 waits for them.
+
+MPI (when used) carries only host data: NCCL unique ids, flags and the gathered result.
+``gpu-rows`` is seed 002's 1D decomposition in its MPI + GPU form: the same engine on
+a P x 1 grid with 64-wide panels, so each round broadcasts one 64-row panel of
+distances from its owner (NCCL) and every GPU updates its rows.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from ..plan import EngineOutput
+from ..registry import register
+from . import mpi as mpi_util
+from .control import Control, MpiControl
+from .grid import ProcessGrid
+
+#: every dimension the panel kernel accepts is a multiple of this
+UNIT = 64
+#: default panel width: wide enough that a round's NCCL traffic and pivot work are
+#: small against its phase 3, narrow enough that the pivot closure stays short
+DEFAULT_WIDTH = 512
+#: ``gpu-rows``: seed 002 broadcasts row k; we broadcast one 64-row panel at a time
+ROWS_WIDTH = UNIT
+#: rows per host <-> device copy when loading and gathering blocks
+BAND_BYTES = 256 << 20
+
+
+def round_up(x: int, m: int) -> int:
+    return -(-int(x) // int(m)) * int(m)
+
+
+def split_bounds(count: int, parts: int) -> list[int]:
+    """``parts + 1`` boundaries cutting ``count`` items into balanced contiguous runs."""
+    return [(p * count) // parts for p in range(parts + 1)]
+
+
+@dataclass(frozen=True)
+class BlockPartition:
+    """Panels of ``width`` over the padded matrix and their contiguous 2D blocks on a
+    ``rows`` x ``cols`` process grid (plain arithmetic, tested without a GPU)."""
+
+    n: int
+    width: int
+    rows: int
+    cols: int
+
+    def __post_init__(self):
+        if self.width <= 0 or self.width % UNIT:
+            raise FloydwarpError(f"the multi-GPU panel width (block_size) must be a positive multiple of {UNIT}, "
+                                 f"got {self.width}")
+        if self.rows < 1 or self.cols < 1:
+            raise FloydwarpError(f"bad process grid {self.rows}x{self.cols}")
+
+    @property
+    def padded(self) -> int:
+        """Side of the padded matrix (0 for an empty graph)."""
+        return round_up(self.n, UNIT)
+
+    @property
+    def panels(self) -> int:
+        """Rounds of the run: panels of ``width`` (the last may be narrower)."""
+        return -(-self.padded // self.width)
+
+    def span(self, t: int) -> tuple[int, int]:
+        """(first index, width) of panel t."""
+        start = t * self.width
+        return start, min(self.width, self.padded - start)
+
+    def _bounds(self, parts: int) -> list[int]:
+        return split_bounds(self.panels, parts)
+
+    def row_panels(self, grid_row: int) -> range:
+        b = self._bounds(self.rows)
+        return range(b[grid_row], b[grid_row + 1])
+
+    def col_panels(self, grid_col: int) -> range:
+        b = self._bounds(self.cols)
+        return range(b[grid_col], b[grid_col + 1])
+
+    def _extent(self, panels: range) -> tuple[int, int]:
+        if len(panels) == 0:
+            return 0, 0
+        first, _ = self.span(panels[0])
+        last, w = self.span(panels[-1])
+        return first, last + w - first
+
+    def row_extent(self, grid_row: int) -> tuple[int, int]:
+        """(first padded row, number of rows) of process row ``grid_row``'s block."""
+        return self._extent(self.row_panels(grid_row))
+
+    def col_extent(self, grid_col: int) -> tuple[int, int]:
+        return self._extent(self.col_panels(grid_col))
+
+    def owner_row(self, t: int) -> int:
+        """The process row holding panel t's rows."""
+        b = self._bounds(self.rows)
+        return max(p for p in range(self.rows) if b[p] <= t)
+
+    def owner_col(self, t: int) -> int:
+        b = self._bounds(self.cols)
+        return max(q for q in range(self.cols) if b[q] <= t)
+
+    def local_shape(self, grid_row: int, grid_col: int) -> tuple[int, int]:
+        return self.row_extent(grid_row)[1], self.col_extent(grid_col)[1]
+
+    def round_roles(self, t: int, grid: ProcessGrid) -> dict:
+        """What process ``grid.rank`` does in round t: whether it closes the pivot block,
+        updates a slice of the row / column panel, and the local offsets of panel t."""
+        pr, pc = self.owner_row(t), self.owner_col(t)
+        start, w = self.span(t)
+        in_row, in_col = grid.my_row == pr, grid.my_col == pc
+        return {"pivot_row": pr, "pivot_col": pc, "width": w,
+                "closes_pivot": in_row and in_col, "row_panel": in_row, "col_panel": in_col,
+                "local_row": start - self.row_extent(grid.my_row)[0] if in_row else None,
+                "local_col": start - self.col_extent(grid.my_col)[0] if in_col else None}
+
+
+def union_skip(*ranges) -> tuple[int, int]:
+    """One (first, count) range of 64-tiles covering the given element ranges
+    ((first, count) or None), which must touch: the panels of rounds r and r + 1."""
+    spans = [(a, a + c) for a, c in (r for r in ranges if r is not None) if c]
+    if not spans:
+        return 0, 0
+    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
+    if sum(b - a for a, b in spans) < hi - lo:
+        raise FloydwarpError(f"skip ranges {spans} do not touch")
+    return lo // UNIT, (hi - lo) // UNIT
+
+
+def choose_grid(size: int, shape=None) -> tuple[int, int]:
+    """The process grid: an explicit (Pr, Pc), else the most square with Pr <= Pc
+    (a 1 x 2 grid for two GPUs: the column panel, the larger message, stays home)."""
+    g = ProcessGrid.for_size(size, 0, shape)
+    return g.rows, g.cols
+
+
+# ------------------------------------------------------------------------ NCCL
+def nccl_probe() -> str | None:
+    """None when CuPy's NCCL bindings load here, else why not."""
+    try:
+        from cupy.cuda import nccl
+    except Exception as exc:  # noqa: BLE001 - any import problem means "not usable"
+        return f"CuPy's NCCL bindings cannot be imported ({type(exc).__name__}: {exc})"
+    if not getattr(nccl, "available", True):
+        return "CuPy was built without NCCL (pip install nvidia-nccl-cu12 / -cu13 next to CuPy)"
+    return None
+
+
+def ensure_nvls_off():
+    """NVLink multicast (NVLS) stays off: it must be set before NCCL's first communicator."""
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+
+
+class GridComms:
+    """NCCL communicators of one process: its process row and its process column.
+
+    Unique ids are made on rank 0 and travel over the control plane (host data only)."""
+
+    def __init__(self, control: Control, grid: ProcessGrid):
+        reason = nccl_probe()
+        if reason:
+            raise FloydwarpError(f"the multi-GPU engines move panels through NCCL: {reason}")
+        ensure_nvls_off()
+        from cupy.cuda import nccl
+
+        ids = None
+        if control.rank == 0:
+            ids = {"rows": [nccl.get_unique_id() if grid.cols > 1 else None for _ in range(grid.rows)],
+                   "cols": [nccl.get_unique_id() if grid.rows > 1 else None for _ in range(grid.cols)]}
+        ids = control.bcast(ids, root=0)
+        # every process creates its row communicator first, then its column one: no cycle of waits
+        self.row = nccl.NcclCommunicator(grid.cols, ids["rows"][grid.my_row], grid.my_col) if grid.cols > 1 else None
+        self.col = nccl.NcclCommunicator(grid.rows, ids["cols"][grid.my_col], grid.my_row) if grid.rows > 1 else None
+
+    def close(self):
+        for comm in (self.row, self.col):
+            if comm is not None:
+                comm.destroy()
+        self.row = self.col = None
+
+
+def nccl_bcast(comm, array, root: int, stream):
+    """Broadcast a contiguous device array in place (bytes, so every dtype goes)."""
+    from cupy.cuda import nccl
+
+    if comm is None or array.size == 0:
+        return
+    if not array.flags.c_contiguous:
+        raise FloydwarpError("NCCL broadcasts need contiguous buffers")
+    comm.bcast(array.data.ptr, array.nbytes, nccl.NCCL_INT8, root, stream.ptr)
+
+
+# ------------------------------------------------------------------------ one process's run
+class Gpu2D:
+    """One process's share of the panel schedule: its block ``L`` on its GPU, the panel
+    buffers (two sets, for lookahead) and its NCCL communicators."""
+
+    def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms: GridComms,
+                 lookahead: bool = True, reserve_sms: int = 0):
+        import cupy as cp
+
+        from ..gpu import panel
+
+        self.cp, self.panel = cp, panel
+        self.part, self.grid, self.L, self.plan, self.comms = part, grid, local, plan, comms
+        self.lookahead = lookahead
+        dt = np.dtype(plan.dtype)
+        self.dt, self.clamp = dt, bool(plan.clamp)
+        self.ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
+        rows, cols = local.shape
+        w, wd = part.width, panel.word_dtype(dt)
+        self.R = [cp.empty((w, cols), dt) for _ in range(2)]        # received row panels
+        self.CT = [cp.empty((w, rows), wd) for _ in range(2)]       # column panels in word form
+        self.P = cp.empty(w * w, dt)                                # the pivot block (contiguous)
+        self.PT = cp.empty(w * w, wd)
+        least, greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()
+        self.main = cp.cuda.Stream(non_blocking=True)
+        self.side = cp.cuda.Stream(non_blocking=True, priority=greatest)
+        self.comm_events = []
+        self.blocks = None
+        if reserve_sms:
+            from ..gpu.engine import _device
+
+            self.blocks = max(1, _device()["sm_count"] - int(reserve_sms)) * panel.minplus_shape(dt)[4]
+
+    # -- steps 1-3 of round t, on ``stream``; returns (R, CT, roles) for phase 3
+    def panels(self, t, stream):
+        cp, pn, g, L = self.cp, self.panel, self.grid, self.L
+        roles = self.part.round_roles(t, g)
+        w, lr, lc = roles["width"], roles["local_row"], roles["local_col"]
+        rows, cols = L.shape
+        slot = t % 2
+        P = self.P[:w * w].reshape(w, w)
+        PT = self.PT[:w * w].reshape(w, w)
+        clamp, ninf = self.clamp, self.ninf
+        with stream:
+            if roles["closes_pivot"]:
+                pivot = L[lr:lr + w, lc:lc + w]
+                pn.close_block(pivot, self.plan, stream=stream)
+                P[...] = pivot
+            if roles["row_panel"]:
+                self._bcast(self.comms.row, P, roles["pivot_col"], stream)
+            if roles["col_panel"]:
+                self._bcast(self.comms.col, P, roles["pivot_row"], stream)
+            if roles["row_panel"]:
+                R = L[lr:lr + w]
+                pn.to_words(P, out=PT, stream=stream)
+                pn.minplus(R, PT, R, clamp=clamp, ninf=ninf, stream=stream,
+                           skip_cols=(lc // UNIT, w // UNIT) if roles["col_panel"] else (0, 0))
+            else:
+                R = self.R[slot][:w]
+            CT = self.CT[slot][:w]
+            if roles["col_panel"]:
+                C = L[:, lc:lc + w]
+                pn.to_words(C, out=CT, stream=stream)            # C before its update
+                pn.minplus(C, CT, P, clamp=clamp, ninf=ninf, stream=stream,
+                           skip_rows=(lr // UNIT, w // UNIT) if roles["row_panel"] else (0, 0))
+                pn.to_words(C, out=CT, stream=stream)            # ... and after: phase 3's left operand
+            self._bcast(self.comms.col, R, roles["pivot_row"], stream)
+            self._bcast(self.comms.row, CT, roles["pivot_col"], stream)
+        return R, CT, roles
+
+    def _bcast(self, comm, array, root, stream):
+        if comm is None or array.size == 0:
+            return
+        a = self.cp.cuda.Event()
+        a.record(stream)
+        nccl_bcast(comm, array, root, stream)
+        b = self.cp.cuda.Event()
+        b.record(stream)
+        self.comm_events.append((a, b))
+
+    # -- phase 3 of a round, on the main stream
+    def _update(self, c, at, b, skip_rows=(0, 0), skip_cols=(0, 0)):
+        if c.size == 0:
+            return
+        self.panel.minplus(c, at, b, clamp=self.clamp, ninf=self.ninf, skip_rows=skip_rows,
+                           skip_cols=skip_cols, stream=self.main, blocks=self.blocks)
+
+    def phase3(self, R, CT, roles, nxt=None):
+        """``L = min(L, C (x) R)`` outside round t's panels; with ``nxt`` (round t + 1's
+        roles) only the parts in round t + 1's panels (the lookahead) when
+        ``nxt["only"]`` is True, else everything but them."""
+        w = roles["width"]
+        cur_r = (roles["local_row"], w) if roles["row_panel"] else None
+        cur_c = (roles["local_col"], w) if roles["col_panel"] else None
+        L = self.L
+        if nxt is None:
+            self._update(L, CT, R, union_skip(cur_r), union_skip(cur_c))
+            return
+        nw = nxt["width"]
+        nxt_r = (nxt["local_row"], nw) if nxt["row_panel"] else None
+        nxt_c = (nxt["local_col"], nw) if nxt["col_panel"] else None
+        if nxt["only"]:
+            if nxt_r is not None:
+                r0 = nxt_r[0]
+                self._update(L[r0:r0 + nw], CT[:, r0:r0 + nw], R, skip_cols=union_skip(cur_c))
+            if nxt_c is not None:
+                c0 = nxt_c[0]
+                self._update(L[:, c0:c0 + nw], CT, R[:, c0:c0 + nw], skip_rows=union_skip(cur_r, nxt_r))
+        else:
+            self._update(L, CT, R, union_skip(cur_r, nxt_r), union_skip(cur_c, nxt_c))
+
+    def run(self, report=lambda done, total: None):
+        rounds = self.part.panels
+        if rounds == 0:
+            return
+        R, CT, roles = self.panels(0, self.side)
+        self.main.wait_event(self.side.record())
+        for t in range(rounds):
+            if self.lookahead and t + 1 < rounds:
+                nxt = dict(self.part.round_roles(t + 1, self.grid), only=True)
+                self.phase3(R, CT, roles, nxt)
+                self.side.wait_event(self.main.record())
+                following = self.panels(t + 1, self.side)
+                self.phase3(R, CT, roles, dict(nxt, only=False))
+                self.main.wait_event(self.side.record())
+                R, CT, roles = following
+            else:
+                self.phase3(R, CT, roles)
+                if t + 1 < rounds:
+                    self.side.wait_event(self.main.record())
+                    R, CT, roles = self.panels(t + 1, self.side)
+                    self.main.wait_event(self.side.record())
+            report(t + 1, rounds)
+        self.main.synchronize()
+        self.side.synchronize()
+
+    def comm_seconds(self) -> float:
+        """GPU time inside NCCL broadcasts (waiting for the peers included)."""
+        get = self.cp.cuda.get_elapsed_time
+        return sum(get(a, b) for a, b in self.comm_events) / 1000.0
+
+
+# ------------------------------------------------------------------------ setup and the whole run
+def width_of(plan, default=DEFAULT_WIDTH) -> int:
+    w = int(plan.block_size or default)
+    if w <= 0 or w % UNIT:
+        raise FloydwarpError(f"block_size for the multi-GPU engines is the panel width: a positive multiple of "
+                             f"{UNIT} (e.g. 256, 512, 1024), got {plan.block_size}")
+    return w
+
+
+def check_plan(plan):
+    """Refusals every process makes alike, before any collective."""
+    if plan.predecessors:
+        raise FloydwarpError(f"{plan.backend}/{plan.algorithm} computes distances only; for predecessors use "
+                             "the CPU algorithms of the mpi backend (blocked-2d, rows) or backend='gpu'")
+
+
+def upload_block(read_rows, part: BlockPartition, grid: ProcessGrid, dtype, inf):
+    """This process's block on its GPU: real entries from ``read_rows(lo, hi, c0, c1)``
+    (a host array of rows lo..hi-1, columns c0..c1-1 of the start matrix), INF padding."""
+    import cupy as cp
+
+    r0, nr = part.row_extent(grid.my_row)
+    c0, nc = part.col_extent(grid.my_col)
+    L = cp.full((nr, nc), dtype.type(inf), dtype)
+    real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
+    if real_r1 <= r0 or real_c1 <= c0:
+        return L
+    band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))
+    for lo in range(r0, real_r1, band):
+        hi = min(real_r1, lo + band)
+        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(np.ascontiguousarray(read_rows(lo, hi, c0, real_c1)))
+    return L
+
+
+def download_bands(L, part: BlockPartition, grid: ProcessGrid):
+    """The real entries of this process's block as host bands: yields (row, col, array)."""
+    r0, nr = part.row_extent(grid.my_row)
+    c0, nc = part.col_extent(grid.my_col)
+    real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
+    if real_r1 <= r0 or real_c1 <= c0:
+        return
+    band = max(1, BAND_BYTES // max(1, (real_c1 - c0) * L.itemsize))
+    for lo in range(r0, real_r1, band):
+        hi = min(real_r1, lo + band)
+        yield lo, c0, L[lo - r0:hi - r0, :real_c1 - c0].get()
+
+
+def negative_on_diagonal(L, part: BlockPartition, grid: ProcessGrid) -> bool:
+    """Whether a real diagonal entry inside this block went negative."""
+    r0, nr = part.row_extent(grid.my_row)
+    c0, nc = part.col_extent(grid.my_col)
+    lo, hi = max(r0, c0), min(r0 + nr, c0 + nc, part.n)
+    if hi <= lo:
+        return False
+    import cupy as cp
+
+    return bool((cp.diagonal(L[lo - r0:hi - r0, lo - c0:hi - c0]) < 0).any())
+
+
+def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, grid_shape=None):
+    """The whole run of one process: its block built and uploaded, the rounds, and
+    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative).
+
+    ``read_rows(lo, hi, c0, c1)`` gives host rows of the start matrix (the MPI form
+    builds them from the graph, the launcher's workers read a shared file)."""
+    import cupy as cp
+
+    timings = {}
+    t0 = time.perf_counter()
+    rows, cols = choose_grid(control.size, grid_shape)
+    grid = ProcessGrid(rows, cols, control.rank)
+    part = BlockPartition(plan.n, width, rows, cols)
+    dev = cp.cuda.Device(device_id)
+    dev.use()
+    L = upload_block(read_rows, part, grid, np.dtype(plan.dtype), plan.inf)
+    comms = GridComms(control, grid)
+    try:
+        engine = Gpu2D(part, grid, L, plan, comms, lookahead=plan.options.get("lookahead", True),
+                       reserve_sms=int(plan.options.get("reserve_sms", 0)))
+        _warm_up(plan)
+        dev.synchronize()
+        timings["setup"] = time.perf_counter() - t0
+        control.barrier()
+        t1 = time.perf_counter()
+        engine.run(plan.report if control.rank == 0 else (lambda done, total: None))
+        dev.synchronize()
+        compute = time.perf_counter() - t1
+        comm = engine.comm_seconds()
+    finally:
+        comms.close()
+    timings["compute"] = control.allreduce(compute, "max")
+    timings["comm"] = control.allreduce(comm, "max")
+    negative = control.allreduce(negative_on_diagonal(L, part, grid), "or")
+    meta = {"processes": control.size, "grid": [rows, cols], "panel_width": width, "rounds": part.panels,
+            "lookahead": bool(plan.options.get("lookahead", True))}
+    return L, part, grid, timings, negative, meta
+
+
+def _warm_up(plan):
+    """Compile the panel kernels of this dtype on one 64 x 64 block, off the clock."""
+    import cupy as cp
+    import dataclasses
+
+    from ..gpu import panel
+
+    dt = np.dtype(plan.dtype)
+    block = cp.zeros((UNIT, UNIT), dt)
+    at = panel.to_words(block)
+    ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
+    for clamp in {bool(plan.clamp)}:
+        panel.minplus(block, at, block, clamp=clamp, ninf=ninf)
+    panel.close_block(block, dataclasses.replace(plan, progress=None))
+
+
+# ------------------------------------------------------------------------ the mpi backend's GPU algorithms
+def _device_for_rank(comm) -> int:
+    """Each rank on a node drives its own GPU (NCCL refuses two ranks on one GPU)."""
+    import cupy as cp
+
+    local, per_node = mpi_util.node_rank(comm), mpi_util.ranks_on_this_node(comm)
+    count = cp.cuda.runtime.getDeviceCount()
+    if per_node > count:
+        raise FloydwarpError(f"{per_node} MPI ranks on this node but {count} GPU(s): the mpi GPU algorithms "
+                             f"run one rank per GPU (mpiexec -n {count}, or use the CPU algorithms)")
+    return local
+
+
+def _mpi_gpu(graph, plan, width, grid_shape):
+    comm = mpi_util.world()
+    with mpi_util.abort_on_error(comm):
+        check_plan(plan)
+        control = MpiControl(comm)
+
+        def read_rows(lo, hi, c0, c1):
+            return graph.matrix_rows(lo, hi, plan.dtype, plan.inf)[:, c0:c1]
+
+        L, part, grid, timings, negative, meta = run_rank(control, plan, read_rows, _device_for_rank(comm),
+                                                          width=width, grid_shape=grid_shape)
+        t = time.perf_counter()
+        dist = gather_to_root(comm, L, part, grid, plan.dtype)
+        timings["gather"] = time.perf_counter() - t
+        return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
+
+
+def gather_to_root(comm, L, part, grid, dtype, root=0):
+    """The n x n result on ``root`` (host memory), each block sent in bands (host buffers only)."""
+    from ..gpu.layout import format_bytes
+
+    n = part.n
+    need = n * n * np.dtype(dtype).itemsize
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    fits = comm.bcast(need <= total if comm.Get_rank() == root else None, root=root)
+    if not fits:
+        raise FloydwarpError(f"the result ({format_bytes(need)}) does not fit in rank {root}'s memory "
+                             f"({format_bytes(total)}); use fewer vertices or the CPU mpi algorithms")
+    if comm.Get_rank() != root:
+        for lo, c0, band in download_bands(L, part, grid):
+            comm.send((lo, c0, band.shape), dest=root, tag=11)
+            comm.Send(band, dest=root, tag=12)
+        comm.send(None, dest=root, tag=11)
+        return None
+    full = np.empty((n, n), dtype)
+    for lo, c0, band in download_bands(L, part, grid):
+        full[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
+    for rank in range(comm.Get_size()):
+        if rank == root:
+            continue
+        while (head := comm.recv(source=rank, tag=11)) is not None:
+            lo, c0, shape = head
+            band = np.empty(shape, dtype)
+            comm.Recv(band, source=rank, tag=12)
+            full[lo:lo + shape[0], c0:c0 + shape[1]] = band
+    return full
+
+
+_GPU_DTYPES = ("int16", "int32", "int64", "float32", "float64")
+
+
+@register("mpi", "gpu-2d", predecessors=False, dtypes=_GPU_DTYPES)
+def gpu_2d(graph, plan) -> EngineOutput:
+    """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
+    return _mpi_gpu(graph, plan, width_of(plan), plan.options.get("grid"))
+
+
+@register("mpi", "gpu-rows", predecessors=False, dtypes=_GPU_DTYPES)
+def gpu_rows(graph, plan) -> EngineOutput:
+    """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
+    return _mpi_gpu(graph, plan, width_of(plan, ROWS_WIDTH), (mpi_util.world().Get_size(), 1))

@@ -1,0 +1,192 @@
+"""Start one worker process per GPU without an MPI launcher, and end the whole run on any failure.
+
+``run_workers(target, args, workers)`` spawns ``workers`` processes (the ``spawn``
+start method: no CUDA state is inherited) and calls ``target(control, rank, *args)`` in
+each, where ``control`` is a :class:`floydwarp.dist.control.PipeControl`.  The launcher
+(this process) is the hub of the control plane: it answers every collective once all
+workers asked for it, and it watches them.
+
+A run never hangs:
+
+* a worker that raises sends its error and exits; a worker that dies (signal, crash,
+  ``os._exit``) is seen through its process sentinel; either way the launcher stops
+  every other worker (SIGTERM, then SIGKILL) and raises :class:`WorkerFailed` naming the
+  worker;
+* a collective that some worker has not reached ``timeout`` seconds after the first
+  one did fails the run, naming the missing workers;
+* a worker whose launcher is gone gets no answer (its pipe breaks) and exits.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+import traceback
+from multiprocessing.connection import wait
+
+from ..errors import FloydwarpError
+from .control import PipeControl, answer_collective
+
+#: seconds all workers have to reach a collective after the first one did
+DEFAULT_TIMEOUT = 600.0
+#: seconds a stopped worker gets between SIGTERM and SIGKILL
+STOP_GRACE = 5.0
+#: seconds a worker waits for an answer beyond the launcher's timeout (then it gives up alone)
+WORKER_EXTRA_WAIT = 30.0
+#: how often the launcher looks at its workers when no message comes
+POLL_SECONDS = 0.5
+#: environment every worker starts with: NVLink multicast stays off (KINDS.md of the device)
+WORKER_ENV = {"NCCL_NVLS_ENABLE": "0"}
+
+
+class WorkerFailed(FloydwarpError):
+    """A worker failed, died or stalled; the message names it.  ``rank`` is that worker."""
+
+    def __init__(self, message, rank=None):
+        super().__init__(message)
+        self.rank = rank
+
+
+def _worker_main(conn, rank, size, timeout, target, args):
+    """Body of a worker process: run ``target`` and report its result or its error."""
+    for key, value in WORKER_ENV.items():
+        os.environ.setdefault(key, value)
+    control = PipeControl(conn, rank, size, timeout)
+    try:
+        result = target(control, rank, *args)
+    except BaseException as exc:  # noqa: BLE001 - every failure is reported to the launcher
+        text = f"{type(exc).__name__}: {exc}"
+        try:
+            conn.send(("error", text, traceback.format_exc()))
+        except (OSError, EOFError):
+            pass
+        conn.close()
+        os._exit(1)          # skip atexit handlers (CUDA/NCCL teardown may block on a dead peer)
+    conn.send(("done", result))
+    conn.close()
+
+
+class _Hub:
+    """The launcher's view of the workers: pipes, processes, the collective in progress."""
+
+    def __init__(self, procs, conns, timeout):
+        self.procs, self.conns, self.timeout = procs, conns, timeout
+        self.results = {}
+        self.pending = {}          # rank -> (seq, name, root, payload) of the collective being gathered
+        self.first_arrival = None
+
+    @property
+    def size(self) -> int:
+        return len(self.procs)
+
+    def fail(self, message, rank=None):
+        self.stop()
+        raise WorkerFailed(message, rank)
+
+    def stop(self):
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        deadline = time.monotonic() + STOP_GRACE
+        for p in self.procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(STOP_GRACE)
+        for c in self.conns:
+            c.close()
+
+    def receive(self, rank):
+        conn = self.conns[rank]
+        while conn.poll():
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return
+            tag = msg[0]
+            if tag == "done":
+                self.results[rank] = msg[1]
+            elif tag == "error":
+                self.fail(f"worker {rank} (GPU {rank}, pid {self.procs[rank].pid}) failed: {msg[1]}", rank)
+            elif tag == "collective":
+                self.pending[rank] = msg[1:]
+                if self.first_arrival is None:
+                    self.first_arrival = time.monotonic()
+                if len(self.pending) == self.size:
+                    self.answer()
+
+    def answer(self):
+        requests = [self.pending[r] for r in range(self.size)]
+        seq, name, root, _ = requests[0]
+        for r, (s, nm, rt, _) in enumerate(requests):
+            if (s, nm, rt) != (seq, name, root):
+                self.fail(f"workers disagree on collective #{seq}: worker 0 called {name}, worker {r} called "
+                          f"{nm} #{s}", r)
+        try:
+            replies = answer_collective(name, root, [req[3] for req in requests])
+        except FloydwarpError as exc:
+            self.fail(f"collective {name} #{seq} failed: {exc}")
+        for r, value in enumerate(replies):
+            self.conns[r].send(("reply", seq, value))
+        self.pending.clear()
+        self.first_arrival = None
+
+    def check_dead(self):
+        for rank, p in enumerate(self.procs):
+            if rank in self.results or p.is_alive():
+                continue
+            self.receive(rank)          # an error message it sent before dying comes first
+            if rank not in self.results:
+                self.fail(f"worker {rank} (GPU {rank}, pid {p.pid}) died with exit code {p.exitcode}", rank)
+
+    def check_stalled(self):
+        if self.first_arrival is not None and time.monotonic() - self.first_arrival > self.timeout:
+            missing = [r for r in range(self.size) if r not in self.pending]
+            seq, name = next(iter(self.pending.values()))[:2]
+            self.fail(f"worker(s) {', '.join(map(str, missing))} did not reach collective {name} #{seq} within "
+                      f"{self.timeout:g} s of the others", missing[0])
+
+    def serve(self):
+        while len(self.results) < self.size:
+            live = [self.conns[r] for r in range(self.size) if r not in self.results]
+            sentinels = [p.sentinel for r, p in enumerate(self.procs) if r not in self.results]
+            ready = wait(live + sentinels, timeout=POLL_SECONDS)
+            for rank in range(self.size):
+                if self.conns[rank] in ready and rank not in self.results:
+                    self.receive(rank)
+            self.check_dead()
+            self.check_stalled()
+        for p in self.procs:
+            p.join(STOP_GRACE)
+        return [self.results[r] for r in range(self.size)]
+
+
+def run_workers(target, args=(), workers: int = 1, *, timeout: float = DEFAULT_TIMEOUT):
+    """Run ``target(control, rank, *args)`` in ``workers`` spawned processes; the list of
+    their return values by rank.  ``target`` and ``args`` must be picklable (a
+    module-level function).  Raises :class:`WorkerFailed` naming the worker that failed."""
+    if workers < 1:
+        raise FloydwarpError(f"need at least one worker, got {workers}")
+    ctx = mp.get_context("spawn")
+    for key, value in WORKER_ENV.items():
+        os.environ.setdefault(key, value)      # spawned children copy this environment
+    procs, conns = [], []
+    hub = _Hub(procs, conns, float(timeout))
+    try:
+        for rank in range(workers):
+            here, there = ctx.Pipe(duplex=True)
+            # a worker waits longer than the launcher does: the launcher names the straggler first
+            p = ctx.Process(target=_worker_main, args=(there, rank, workers, float(timeout) + WORKER_EXTRA_WAIT,
+                                                       target, args),
+                            name=f"floydwarp-worker-{rank}", daemon=True)
+            p.start()
+            there.close()
+            procs.append(p)
+            conns.append(here)
+        return hub.serve()
+    except WorkerFailed:
+        raise
+    except BaseException:
+        hub.stop()             # Ctrl-C or a launcher bug: no worker outlives the launcher
+        raise
+

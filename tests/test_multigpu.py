@@ -1,0 +1,305 @@
+"""Multi-GPU engines: the partition and the control plane (CPU, in CI), results on GPUs (gpu/multigpu)."""
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import floydwarp as fw
+from floydwarp import registry
+from floydwarp.dist.control import ControlTimeout, answer_collective, reduce_values
+from floydwarp.dist.gpu_engine import BlockPartition, choose_grid, split_bounds, union_skip
+from floydwarp.dist.grid import ProcessGrid
+from floydwarp.dist.launch import WorkerFailed, run_workers
+from floydwarp.errors import FloydwarpError
+from floydwarp.generate import erdos_renyi
+
+
+# ---------------------------------------------------------------- partition and schedule (no GPU)
+GRIDS = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (1, 5)]
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 1000, 4097])
+@pytest.mark.parametrize("width", [64, 192, 512])
+@pytest.mark.parametrize("shape", GRIDS)
+def test_partition_covers_the_padded_matrix_once(n, width, shape):
+    part = BlockPartition(n, width, *shape)
+    assert part.padded % 64 == 0 and part.padded >= n and part.padded - n < 64
+    spans = [part.span(t) for t in range(part.panels)]
+    assert sum(w for _, w in spans) == part.padded
+    assert all(w % 64 == 0 and 0 < w <= width for _, w in spans)
+    for extent, count in ((part.row_extent, shape[0]), (part.col_extent, shape[1])):
+        start = 0
+        for p in range(count):
+            first, size = extent(p)
+            assert size % 64 == 0
+            if size:
+                assert first == start
+            start += size
+        assert start == part.padded
+    for t in range(part.panels):
+        k0, w = part.span(t)
+        first, size = part.row_extent(part.owner_row(t))
+        assert first <= k0 and k0 + w <= first + size
+        first, size = part.col_extent(part.owner_col(t))
+        assert first <= k0 and k0 + w <= first + size
+
+
+@pytest.mark.parametrize("shape", GRIDS)
+def test_each_round_has_one_pivot_owner_and_whole_panel_groups(shape):
+    part = BlockPartition(1000, 128, *shape)
+    size = shape[0] * shape[1]
+    for t in range(part.panels):
+        roles = [part.round_roles(t, ProcessGrid(shape[0], shape[1], r)) for r in range(size)]
+        assert sum(r["closes_pivot"] for r in roles) == 1
+        assert sum(r["row_panel"] for r in roles) == shape[1]       # one process row
+        assert sum(r["col_panel"] for r in roles) == shape[0]       # one process column
+        for rank, r in enumerate(roles):
+            g = ProcessGrid(shape[0], shape[1], rank)
+            rows, cols = part.local_shape(g.my_row, g.my_col)
+            if r["row_panel"]:
+                assert 0 <= r["local_row"] and r["local_row"] + r["width"] <= rows
+            if r["col_panel"]:
+                assert 0 <= r["local_col"] and r["local_col"] + r["width"] <= cols
+
+
+def test_split_bounds_and_skip_ranges():
+    assert split_bounds(5, 2) == [0, 2, 5]
+    assert split_bounds(1, 3) == [0, 0, 0, 1]
+    assert union_skip(None) == (0, 0)
+    assert union_skip((128, 64)) == (2, 1)
+    assert union_skip((128, 64), (192, 128)) == (2, 3)
+    assert union_skip(None, (64, 64)) == (1, 1)
+    with pytest.raises(FloydwarpError, match="do not touch"):
+        union_skip((0, 64), (192, 64))
+
+
+def test_grid_choice_and_refusals():
+    assert choose_grid(1) == (1, 1)
+    assert choose_grid(2) == (1, 2)
+    assert choose_grid(4) == (2, 2)
+    assert choose_grid(6) == (2, 3)
+    assert choose_grid(4, (4, 1)) == (4, 1)
+    with pytest.raises(ValueError, match="does not match"):
+        choose_grid(4, (3, 1))
+    with pytest.raises(FloydwarpError, match="multiple of 64"):
+        BlockPartition(100, 100, 1, 2)
+
+
+def test_predecessors_are_refused_naming_the_cpu_algorithms():
+    for backend in ("mpi", "multigpu"):
+        with pytest.raises(FloydwarpError, match="blocked-2d|these can"):
+            registry.lookup(backend, "gpu-2d", dtype=np.dtype("int32"), predecessors=True, n=10)
+
+
+# ---------------------------------------------------------------- control plane and launcher (no GPU)
+def test_collective_answers():
+    assert answer_collective("bcast", 1, [None, "x", None]) == ["x", "x", "x"]
+    assert answer_collective("allreduce", "max", [3, 7, 5]) == [7, 7, 7]
+    assert answer_collective("allreduce", "or", [False, True]) == [True, True]
+    assert answer_collective("gather", 0, [1, 2]) == [[1, 2], None]
+    assert reduce_values([1, 2, 3], "sum") == 6
+    with pytest.raises(FloydwarpError, match="unknown reduction"):
+        reduce_values([1], "median")
+
+
+def _collectives(control, rank, scale):
+    """Worker target: every collective once."""
+    token = control.bcast({"token": 42} if rank == 0 else None, root=0)
+    total = control.allreduce(rank * scale, "sum")
+    late = control.bcast(f"from {rank}", root=control.size - 1)
+    gathered = control.gather(rank, root=0)
+    control.barrier()
+    return {"token": token, "total": total, "late": late, "gathered": gathered,
+            "nvls": os.environ.get("NCCL_NVLS_ENABLE"), "kind": control.kind}
+
+
+def _fail(control, rank, how):
+    """Worker target: rank 1 fails in the way asked, the others wait in a collective."""
+    control.barrier()
+    if rank == 1:
+        if how == "raise":
+            raise RuntimeError("injected failure")
+        if how == "exit":
+            os._exit(7)
+        if how == "stall":
+            time.sleep(60)
+    control.barrier()
+    return rank
+
+
+def test_pipe_control_collectives():
+    results = run_workers(_collectives, (10,), 3, timeout=60)
+    assert [r["total"] for r in results] == [30, 30, 30]
+    assert all(r["token"] == {"token": 42} and r["late"] == "from 2" for r in results)
+    assert results[0]["gathered"] == [0, 1, 2] and results[1]["gathered"] is None
+    assert {r["nvls"] for r in results} == {"0"} and results[0]["kind"] == "worker"
+
+
+@pytest.mark.parametrize("how, message", [("raise", "worker 1 .*failed: RuntimeError: injected failure"),
+                                          ("exit", "worker 1 .*died with exit code 7"),
+                                          ("stall", "worker.*1 did not reach collective barrier")])
+def test_a_failing_worker_ends_the_run_naming_it(how, message):
+    t0 = time.monotonic()
+    with pytest.raises(WorkerFailed, match=message) as info:
+        run_workers(_fail, (how,), 2, timeout=3)
+    assert info.value.rank == 1
+    assert time.monotonic() - t0 < 30
+
+
+def test_worker_without_launcher_times_out():
+    import multiprocessing as mp
+
+    from floydwarp.dist.control import PipeControl
+
+    here, there = mp.Pipe()
+    control = PipeControl(there, 0, 2, timeout=0.2)
+    with pytest.raises(ControlTimeout, match="no answer to allreduce"):
+        control.allreduce(1)
+    here.close()
+    with pytest.raises(ControlTimeout, match="launcher went away"):
+        control.barrier()
+
+
+def test_cli_gpus_refuses_distributed():
+    from typer.testing import CliRunner
+
+    from floydwarp.cli.app import app
+
+    out = CliRunner().invoke(app, ["solve", "-g", "10", "--gpus", "2", "--distributed"])
+    assert out.exit_code == 2
+    assert "--gpus starts its own worker per GPU" in out.output
+
+
+# ---------------------------------------------------------------- on GPUs
+def _gpus():
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        return 0
+
+
+GPUS = _gpus()
+needs_two = pytest.mark.skipif(GPUS < 2, reason="needs two or more GPUs")
+
+
+@functools.lru_cache(maxsize=None)
+def graph(n, kind):
+    pct = 30.0 if n < 100 else 6.0
+    if kind == "pos":
+        return erdos_renyi(n, pct, seed=100 + n)
+    if kind == "neg":
+        return erdos_renyi(n, pct, seed=200 + n, potential=20)
+    if kind == "cycle":
+        return erdos_renyi(n, pct, seed=300 + n, weights=(-5, 10))
+    raise ValueError(kind)
+
+
+@functools.lru_cache(maxsize=None)
+def expected(n, kind):
+    return fw.solve(graph(n, kind), backend="cpu", dtype="float64")
+
+
+def check(r, n, kind):
+    ref = expected(n, kind)
+    assert r.has_negative_cycle == ref.has_negative_cycle
+    np.testing.assert_array_equal(r.negative_cycle_vertices, ref.negative_cycle_vertices)
+    got = np.asarray(r.to_dense(), dtype=np.float64)
+    want = ref.to_dense()
+    if ref.has_negative_cycle:
+        nc = ref.negative_cycles
+        keep = ~((nc.reach_to.T.astype(np.int64) @ nc.reach_from.astype(np.int64)) > 0)
+        got, want = got[keep], want[keep]
+    if r.dtype.kind == "f" and r.dtype.itemsize == 4:
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+CASES = [  # (n, kind, dtype, block_size): odd n, narrow last panels, several owners per GPU
+    (301, "pos", "int32", 64),
+    (333, "neg", "int16", 256),
+    (257, "cycle", "int32", 64),
+    (190, "neg", "float32", 128),
+    (150, "pos", "float64", 64),
+    (129, "neg", "int64", 64),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n, kind, dtype, bs", CASES)
+def test_one_gpu_worker_matches_cpu(n, kind, dtype, bs):
+    r = fw.solve(graph(n, kind), backend="multigpu", gpus=1, dtype=dtype, block_size=bs)
+    assert r.dtype == np.dtype(dtype) and r.metadata["grid"] == [1, 1]
+    check(r, n, kind)
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+@pytest.mark.parametrize("algorithm", ["gpu-2d", "gpu-rows", "rows-p2p"])
+@pytest.mark.parametrize("n, kind, dtype, bs", CASES)
+def test_two_gpus_match_cpu(algorithm, n, kind, dtype, bs):
+    r = fw.solve(graph(n, kind), backend="multigpu", algorithm=algorithm, gpus=2, dtype=dtype,
+                 block_size=bs if algorithm != "gpu-rows" else None)
+    check(r, n, kind)
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+@pytest.mark.parametrize("algorithm", ["gpu-2d", "rows-p2p"])
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_tiny_graphs(algorithm, n):
+    g = fw.Graph.from_edges([0] if n == 2 else [], [1] if n == 2 else [], [-3] if n == 2 else [], n=n)
+    r = fw.solve(g, backend="multigpu", algorithm=algorithm, gpus=2, dtype="int32")
+    ref = fw.solve(g, backend="reference", dtype="int32")
+    np.testing.assert_array_equal(r.to_dense(), ref.to_dense())
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_grid_shapes_and_lookahead_agree():
+    g = graph(301, "neg")
+    base = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64, grid=(2, 1), lookahead=False)
+    check(base, 301, "neg")
+    r = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64, grid=(1, 2))
+    np.testing.assert_array_equal(r.dist, base.dist)
+    assert r.metadata["grid"] == [1, 2] and r.metadata["gpus"] == 2
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_cli_gpus_checks():
+    proc = subprocess.run([sys.executable, "-m", "floydwarp", "solve", "-g", "500", "-p", "5", "--gpus", "2",
+                           "-c"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "backend:   multigpu/gpu-2d" in proc.stdout and "check:     match" in proc.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec")
+def test_mpi_gpu_algorithms_under_mpiexec():
+    pytest.importorskip("mpi4py")
+    script = Path(__file__).parent / "mpi_scripts" / "check_gpu.py"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1")
+    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import json
+
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["cases"] >= 8 and summary["failures"] == []
