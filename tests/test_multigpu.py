@@ -4,20 +4,23 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import floydwarp as fw
-from floydwarp import registry
+from floydwarp import numeric, registry
 from floydwarp.dist.control import ControlTimeout, answer_collective, reduce_values
 from floydwarp.dist.gpu_engine import BlockPartition, choose_grid, split_bounds, union_skip
 from floydwarp.dist.grid import ProcessGrid
 from floydwarp.dist.launch import WorkerFailed, run_workers
 from floydwarp.errors import FloydwarpError
 from floydwarp.generate import erdos_renyi
+from floydwarp.plan import Plan
 
 
 # ---------------------------------------------------------------- partition and schedule (no GPU)
@@ -95,6 +98,152 @@ def test_predecessors_are_refused_naming_the_cpu_algorithms():
     for backend in ("mpi", "multigpu"):
         with pytest.raises(FloydwarpError, match="blocked-2d|these can"):
             registry.lookup(backend, "gpu-2d", dtype=np.dtype("int32"), predecessors=True, n=10)
+
+
+# ---------------------------------------------------------------- the schedule itself, on NumPy (no GPU)
+class _Stream:
+    """Streams and events run nothing: the simulation executes every step at once, in order."""
+
+    def __init__(self, non_blocking=False, priority=None):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def record(self):
+        return _Event()
+
+    def wait_event(self, event):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+class _Event:
+    def record(self, stream=None):
+        pass
+
+
+FAKE_CUPY = SimpleNamespace(empty=np.empty, cuda=SimpleNamespace(
+    Stream=_Stream, Event=_Event, get_elapsed_time=lambda a, b: 0.0,
+    runtime=SimpleNamespace(deviceGetStreamPriorityRange=lambda: (0, -1))))
+
+
+class NumpyPanel:
+    """``gpu.panel``'s contract on host arrays: to_words is a transpose, minplus a k loop."""
+
+    UNIT = 64
+
+    @staticmethod
+    def word_dtype(dtype):
+        return np.dtype(dtype)
+
+    @staticmethod
+    def to_words(a, out=None, stream=None):
+        out[...] = a.T
+        return out
+
+    @staticmethod
+    def minplus(c, at, b, *, clamp, ninf, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
+        assert c.shape[0] % 64 == 0 and c.shape[1] % 64 == 0 and at.shape == (b.shape[0], c.shape[0])
+        prod = np.full(c.shape, np.iinfo(c.dtype).max, c.dtype)
+        for k in range(at.shape[0]):
+            np.minimum(prod, at[k][:, None] + b[k][None, :], out=prod)
+        keep = np.ones(c.shape, bool)
+        keep[skip_rows[0] * 64:(skip_rows[0] + skip_rows[1]) * 64] = False
+        keep[:, skip_cols[0] * 64:(skip_cols[0] + skip_cols[1]) * 64] = False
+        new = np.minimum(c, prod)
+        c[keep] = np.maximum(new, ninf)[keep] if clamp else new[keep]
+        return c
+
+    @staticmethod
+    def close_block(view, plan, stream=None):
+        for k in range(view.shape[0]):
+            np.minimum(view, view[:, k:k + 1] + view[k:k + 1, :], out=view)
+        return view
+
+
+class _Group:
+    """One NCCL communicator's members as threads: bcast through a shared slot."""
+
+    def __init__(self, size):
+        self.barrier = threading.Barrier(size, timeout=20)
+        self.slot = None
+
+    def bcast(self, index, array, root):
+        if index == root:
+            self.slot = array.copy()
+        self.barrier.wait()
+        assert array.shape == self.slot.shape, (array.shape, self.slot.shape)
+        if index != root:
+            array[...] = self.slot
+        self.barrier.wait()
+
+
+def _simulate(weights, shape, width, lookahead):
+    """Run Gpu2D on every process of a Pr x Pc grid (threads, NumPy) and assemble the result."""
+    import dataclasses
+
+    from floydwarp.dist.gpu_engine import Gpu2D
+
+    n = weights.shape[0]
+    inf = np.int32(numeric.inf_of(np.int32))
+    part = BlockPartition(n, width, *shape)
+    full = np.full((part.padded, part.padded), inf, np.int32)
+    full[:n, :n] = np.where(np.isinf(weights), inf, weights).astype(np.int32)
+    np.fill_diagonal(full[:n, :n], np.minimum(np.diagonal(full[:n, :n]), 0))
+    plan = Plan(n=n, dtype=np.dtype(np.int32), inf=inf, clamp=False, backend="mpi", algorithm="gpu-2d")
+    rows = [_Group(shape[1]) for _ in range(shape[0])]
+    cols = [_Group(shape[0]) for _ in range(shape[1])]
+    blocks, errors = {}, []
+
+    def rank_main(rank):
+        try:
+            g = ProcessGrid(shape[0], shape[1], rank)
+            (r0, nr), (c0, nc) = part.row_extent(g.my_row), part.col_extent(g.my_col)
+            local = full[r0:r0 + nr, c0:c0 + nc].copy()
+            comms = SimpleNamespace(row=(rows[g.my_row], g.my_col) if shape[1] > 1 else None,
+                                    col=(cols[g.my_col], g.my_row) if shape[0] > 1 else None)
+            engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, lookahead=lookahead, xp=FAKE_CUPY,
+                           ops=NumpyPanel, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root))
+            engine.run()
+            blocks[rank] = (r0, c0, local)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+            for grp in rows + cols:
+                grp.barrier.abort()
+
+    threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(shape[0] * shape[1])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if errors:
+        raise errors[0]
+    out = np.empty_like(full)
+    for r0, c0, local in blocks.values():
+        out[r0:r0 + local.shape[0], c0:c0 + local.shape[1]] = local
+    return out[:n, :n]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (2, 3), (4, 1)])
+@pytest.mark.parametrize("lookahead", [True, False])
+def test_schedule_on_numpy_matches_the_reference(shape, lookahead):
+    """The whole multi-GPU schedule (owners, skips, lookahead split, broadcasts) on any
+    grid, with NumPy for the panel kernels and threads for processes."""
+    from conftest import random_weight_matrix
+
+    rng = np.random.default_rng(sum(shape) + lookahead)
+    for n, width in ((333, 128), (200, 64), (1, 64)):
+        w = random_weight_matrix(rng, n, density=0.05, low=1, high=20)
+        want = fw.solve(w, backend="reference", dtype="float64").to_dense()
+        got = _simulate(w, shape, width, lookahead).astype(np.float64)
+        got[got >= numeric.inf_of(np.int32)] = np.inf
+        np.testing.assert_array_equal(got, want)
 
 
 # ---------------------------------------------------------------- control plane and launcher (no GPU)

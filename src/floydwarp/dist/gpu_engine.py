@@ -231,12 +231,17 @@ class Gpu2D:
     buffers (two sets, for lookahead) and its NCCL communicators."""
 
     def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms: GridComms,
-                 lookahead: bool = True, reserve_sms: int = 0):
-        import cupy as cp
-
-        from ..gpu import panel
-
+                 lookahead: bool = True, reserve_sms: int = 0, *, xp=None, ops=None, broadcast=None):
+        """``xp`` (CuPy), ``ops`` (``gpu.panel``) and ``broadcast`` (:func:`nccl_bcast`)
+        are replaceable so that the tests run this very schedule on NumPy, with threads
+        for processes."""
+        if xp is None:
+            import cupy as xp
+        if ops is None:
+            from ..gpu import panel as ops
+        cp, panel = xp, ops
         self.cp, self.panel = cp, panel
+        self.broadcast = broadcast or nccl_bcast
         self.part, self.grid, self.L, self.plan, self.comms = part, grid, local, plan, comms
         self.lookahead = lookahead
         dt = np.dtype(plan.dtype)
@@ -300,7 +305,7 @@ class Gpu2D:
             return
         a = self.cp.cuda.Event()
         a.record(stream)
-        nccl_bcast(comm, array, root, stream)
+        self.broadcast(comm, array, root, stream)
         b = self.cp.cuda.Event()
         b.record(stream)
         self.comm_events.append((a, b))
@@ -397,7 +402,7 @@ def upload_block(read_rows, part: BlockPartition, grid: ProcessGrid, dtype, inf)
     band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))
     for lo in range(r0, real_r1, band):
         hi = min(real_r1, lo + band)
-        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(np.ascontiguousarray(read_rows(lo, hi, c0, real_c1)))
+        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(read_rows(lo, hi, c0, real_c1))   # host or device rows
     return L
 
 
