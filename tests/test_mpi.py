@@ -72,3 +72,57 @@ def test_checkpoint_on_every_rank_resumes_bit_identical(tmp_path, lookahead):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"stopped": True, "identical": True}
     assert sorted(p.name.split(".")[0] for p in tmp_path.glob("shard-*.dist.npy")) == ["shard-0", "shard-1"]
+
+
+# ---------------------------------------------------------------- results written rank by rank (.npy layout)
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_parallel_write_is_bit_identical_to_single_process_files(tmp_path, ranks):
+    proc, _ = launch(ranks, "parallel_write.py", str(tmp_path), "compare")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["size"] == ranks and summary["cases"] == 20
+    assert summary["failures"] == []
+    assert summary["leftovers"] == []                                  # no temporary file stays behind
+    assert "zero-cycles blocked-2d pred=True" in summary["fallbacks"]  # loops found rank by rank
+
+
+def test_result_too_large_for_rank_0_is_refused_without_a_path_and_written_with_one(tmp_path):
+    proc, _ = launch(2, "parallel_write.py", str(tmp_path), "refuse")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    first, second = summary["messages"]
+    assert first == second and "cannot be gathered to rank 0" in first and "output .npy path" in first
+    assert summary["written"] == {"blocked-2d": True, "rows": True}
+    # an explicit dtype too narrow for the paths: refused on every rank, before anything is written
+    assert summary["narrow"] == ["dtype int16 was too narrow for this graph's shortest paths; use int32"] * 2
+    assert summary["narrow_written"] is False
+
+
+def test_a_rank_failing_to_write_fails_every_rank_and_leaves_no_file(tmp_path):
+    proc, _ = launch(2, "parallel_write.py", str(tmp_path), "fail")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    first, second = summary["messages"]
+    assert first == second
+    assert "failed.npy: rank 1 could not write its part of it: OSError" in first
+    assert summary["files"] == []                        # neither temporary files nor a partial result
+
+
+def test_cli_distributed_parallel_write_reads_back(tmp_path):
+    from floydwarp.io import read_result
+
+    out = tmp_path / "out.npy"
+    proc = launch_cli(4, "-g", "101", "-p", "10", "--potential", "5", "--predecessors", "--distributed",
+                      "--parallel-write", "-c", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "check:     match" in proc.stdout
+    assert f"output:    {out} (written by 4 ranks)" in proc.stdout
+    back = read_result(out)
+    assert back.n == 101 and back.pred is not None and back.backend == "mpi"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "out.npy", "out.pred.npy"]
+
+
+def test_cli_parallel_write_needs_a_npy_output(tmp_path):
+    proc = launch_cli(2, "-g", "20", "--distributed", "--parallel-write", "-o", str(tmp_path / "out.npz"))
+    assert proc.returncode == 2
+    assert "--parallel-write needs --distributed and -o NAME.npy" in proc.stderr

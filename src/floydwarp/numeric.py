@@ -154,6 +154,12 @@ def verify_uncapped(dist, inf, max_weight) -> bool:
     return int(largest) + int(max_weight) < int(inf)
 
 
+def too_narrow(dtype, stats: WeightStats) -> DtypeError:
+    """The error for a result that failed :func:`verify_uncapped`."""
+    return DtypeError(f"dtype {np.dtype(dtype).name} was too narrow for this graph's shortest paths; "
+                      f"use {smallest_fitting(stats).name}")
+
+
 def unreachable_threshold(dtype, stats: WeightStats):
     """Entries at or above this value are unreachable pairs."""
     inf = inf_of(dtype)
@@ -168,6 +174,14 @@ def normalize_unreachable(dist, dtype, stats: WeightStats):
         # copyto, not a boolean-mask assignment: CuPy masks stop at 2**31 entries
         array_module(dist).copyto(dist, inf_of(dtype), where=dist >= unreachable_threshold(dtype, stats))
     return dist
+
+
+def from_float64(dist, dtype, inf):
+    """float64 distances (a redo of a clamped integer run) cast back to the integer dtype, within +-INF."""
+    xp = array_module(dist)
+    inf = np.dtype(dtype).type(inf)
+    # clip in float, cast, clip again: float64 rounds int64's INF up past it
+    return xp.clip(xp.clip(dist, -float(inf), float(inf)).astype(dtype), -inf, inf)
 
 
 def to_float64(dist, inf):

@@ -8,7 +8,6 @@ import numpy as np
 from . import numeric, registry
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
-from .errors import DtypeError
 from .inputs import as_graph
 from .plan import Plan
 from .predecessors import NO_PREDECESSOR, has_loops
@@ -38,7 +37,12 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     progress : bool or callable, optional
         ``True`` draws a progress bar; a callable receives ``(done, total)``.
     **options
-        Backend-specific options (e.g. ``output="host"`` for the GPU).
+        Backend-specific options (e.g. ``output="host"`` for the GPU).  ``mpi``:
+        ``output_file="NAME.npy"`` lets every rank write its part of the result into
+        that file (the ``.npy`` result layout) when rank 0 cannot gather it, and
+        ``parallel_write=True`` does so always; the Result on rank 0 then reads the
+        file through read-only memory maps.  Without ``output_file`` a result too
+        large for rank 0 is refused before the run.
 
     Returns
     -------
@@ -70,10 +74,9 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         return None        # an MPI rank other than 0: the result lives on rank 0
     dist = out.dist
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
-    if choice.verify_after and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
-        raise DtypeError(
-            f"dtype {choice.dtype.name} was too narrow for this graph's shortest paths; "
-            f"use {numeric.smallest_fitting(stats).name}")
+    written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
+    if choice.verify_after and not written and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
+        raise numeric.too_narrow(choice.dtype, stats)
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph,
@@ -83,6 +86,9 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
 def _run(impl, graph, plan, stats):
     """Run one engine: exact distances with unreachable pairs at INF, and whether a diagonal went negative."""
     out = impl.run(graph, plan)
+    if out.metadata.get("output_file"):
+        # written rank by rank (mpi): the ranks applied these rules to their own parts
+        return out, out.negative_diagonal
     negative = out.negative_diagonal
     if negative is None:
         negative = _has_negative_diagonal(out.dist)
@@ -124,10 +130,7 @@ def _rerun_in_float64(impl, graph, plan, first):
     out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False))
     dist = out.dist
     if dist is not None:
-        xp = array_module(dist)
-        inf = plan.dtype.type(plan.inf)
-        # clip in float, cast, clip again: float64 rounds int64's INF up past it
-        dist = xp.clip(xp.clip(dist, -float(inf), float(inf)).astype(plan.dtype), -inf, inf)
+        dist = numeric.from_float64(dist, plan.dtype, plan.inf)
     return dataclasses.replace(out, dist=dist, timings=_merged_timings(first.timings, out.timings))
 
 

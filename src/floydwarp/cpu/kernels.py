@@ -435,7 +435,7 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
 
 # --------------------------------------------------------------------------- predecessor check
 @njit(cache=True, parallel=_PRANGE_ONLY)
-def pred_rows_with_cycles(p):
+def pred_rows_with_cycles(p, first=0):
     """Rows i whose predecessors do not lead every reachable j back to i.
 
     O(n^2): each vertex of a row is walked once.  The blocked schedule can
@@ -443,17 +443,18 @@ def pred_rows_with_cycles(p):
     order of ``rows``/``serial``, where a strict improvement through k never
     revisits a vertex); the engine checks and falls back when this finds one.
     """
-    n = p.shape[0]
-    bad = np.zeros(n, np.bool_)
-    for i in prange(n):
+    n = p.shape[1]
+    bad = np.zeros(p.shape[0], np.bool_)
+    for i in prange(p.shape[0]):
+        src = first + i
         mark = np.zeros(n, np.int32)          # 0 unseen, -1 leads to i, w > 0 on walk w
         for j in range(n):
-            if j == i or p[i, j] < 0 or mark[j] == -1:
+            if j == src or p[i, j] < 0 or mark[j] == -1:
                 continue
             walk_id = j + 1
             v = j
             ok = True
-            while v != i and mark[v] != -1:
+            while v != src and mark[v] != -1:
                 if mark[v] == walk_id:
                     ok = False
                     break
@@ -466,7 +467,7 @@ def pred_rows_with_cycles(p):
                 bad[i] = True
                 break
             v = j
-            while v != i and mark[v] == walk_id:
+            while v != src and mark[v] == walk_id:
                 mark[v] = -1
                 v = p[i, v]
     return bad

@@ -23,6 +23,25 @@ Algorithms
 
 Each process computes with the Numba kernels of the ``cpu`` backend on
 ``threads`` cores (default: the node's cores shared among its ranks).
+
+Input
+-----
+Every rank is handed the same parsed graph (``floydwarp solve FILE --distributed``
+parses the file on every rank: a parallel read with no broadcast) and builds only
+its own share of the start matrix from it: its 2D block-cyclic tiles
+(:func:`floydwarp.tiling.start_tiles`) or its rows (``Graph.matrix_rows``), never the
+n x n matrix.  A file that cannot be parsed therefore fails on every rank with the
+same message before any collective starts; so do a bad ``block_size`` and a result
+that has nowhere to go (below).
+
+Output
+------
+The result is gathered to rank 0 when it fits in rank 0's memory
+(:func:`floydwarp.dist.output.choose_target`).  Otherwise, given
+``output_file="NAME.npy"``, every rank writes its tiles or rows straight into that
+file in the ``.npy`` result layout (:mod:`floydwarp.dist.output`) and rank 0's
+:class:`Result` holds read-only memory maps of it; ``parallel_write=True`` does that
+even when the result would fit.  A result that fits nowhere is refused before the run.
 """
 from __future__ import annotations
 
@@ -39,6 +58,7 @@ from ..predecessors import NO_PREDECESSOR, has_loops
 from ..registry import register, register_backend
 from ..tiling import start_tiles
 from . import mpi as mpi_util
+from . import output
 from .grid import ProcessGrid
 
 register_backend("mpi", "MPI processes (mpiexec -n P): 2D block-cyclic tiles, Numba on each rank",
@@ -221,50 +241,81 @@ def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
 @register("mpi", "blocked-2d", default=True)
 def blocked_2d(graph, plan) -> EngineOutput:
     """2D block-cyclic blocked Floyd-Warshall with lookahead (MPI + Numba)."""
-    import numba
-
     comm = mpi_util.world()
+    bs = _block_size(plan)
+    grid = ProcessGrid.for_size(comm.Get_size(), comm.Get_rank(), plan.options.get("grid"))
+    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
+    meta = {"processes": grid.size, "grid": [grid.rows, grid.cols]}
+    if target is not None:
+        def compute(p):
+            with mpi_util.abort_on_error(comm):
+                return _tile_parts(grid, *_solve_2d(comm, graph, p, grid, bs), p.n, bs)
+
+        return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
     with mpi_util.abort_on_error(comm):
-        grid = ProcessGrid.for_size(comm.Get_size(), comm.Get_rank(), plan.options.get("grid"))
-        bs = int(plan.block_size or DEFAULT_BLOCK)
-        if bs < 1:
-            raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
-        nt = -(-plan.n // bs) if plan.n else 0
-        local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
-        lookahead = plan.options.get("lookahead", True)
-        ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
-        start = 0 if ckpt is None else ckpt.restore(local, plocal)
-        clock = mpi_util.CommClock()
-        previous = numba.get_num_threads()
-        numba.set_num_threads(_threads(plan, comm))
-        try:
-            _warm_up(plan)
-            with clock():
-                comm.Barrier()
-            clock.seconds = 0.0
-            t0 = time.perf_counter()
-            if nt:
-                engine = BlockCyclic(comm, grid, local, plocal, bool(plan.clamp), _lo(plan), clock)
-                with ckpt.stop_on_signals() if ckpt else contextlib.nullcontext():
-                    engine.run(nt, plan.report, lookahead=lookahead, checkpointer=ckpt, start=start)
-                engine.free()
-            compute = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
+        local, plocal, timings = _solve_2d(comm, graph, plan, grid, bs)
         t1 = time.perf_counter()
         dist = _gather_tiles(comm, grid, local, plan.n, bs, plan.dtype)
         pred = _gather_tiles(comm, grid, plocal, plan.n, bs, np.int32) if plan.predecessors else None
-        timings = {"compute": compute, "comm": clock.seconds, "gather": time.perf_counter() - t1}
-        return _output(comm, dist, pred, timings, grid)
+        timings["gather"] = time.perf_counter() - t1
+        return _output(comm, dist, pred, timings, meta)
 
 
-def _output(comm, dist, pred, timings, grid):
+def _block_size(plan) -> int:
+    bs = int(plan.block_size or DEFAULT_BLOCK)
+    if bs < 1:
+        raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
+    return bs
+
+
+def _solve_2d(comm, graph, plan, grid, bs):
+    """This rank's tiles, solved: ``(local, plocal, timings)``."""
+    import numba
+
+    nt = -(-plan.n // bs) if plan.n else 0
+    local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
+    lookahead = plan.options.get("lookahead", True)
+    ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
+    start = 0 if ckpt is None else ckpt.restore(local, plocal)
+    clock = mpi_util.CommClock()
+    previous = numba.get_num_threads()
+    numba.set_num_threads(_threads(plan, comm))
+    try:
+        _warm_up(plan)
+        with clock():
+            comm.Barrier()
+        clock.seconds = 0.0
+        t0 = time.perf_counter()
+        if nt:
+            engine = BlockCyclic(comm, grid, local, plocal, bool(plan.clamp), _lo(plan), clock)
+            with ckpt.stop_on_signals() if ckpt else contextlib.nullcontext():
+                engine.run(nt, plan.report, lookahead=lookahead, checkpointer=ckpt, start=start)
+            engine.free()
+        compute = time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(previous)
+    return local, plocal, {"compute": compute, "comm": clock.seconds}
+
+
+def _tile_parts(grid, local, plocal, timings, n, bs):
+    """This rank's tiles as parts of the n x n result (padding cut off), for the parallel writer."""
+    nt = -(-n // bs)
+    parts = []
+    for li, I in enumerate(grid.tile_rows(nt)):
+        for lj, J in enumerate(grid.tile_cols(nt)):
+            r0, c0 = I * bs, J * bs
+            h, w = min(n, r0 + bs) - r0, min(n, c0 + bs) - c0
+            parts.append(output.Part(r0, r0 + h, c0, c0 + w, local[li, lj, :h, :w],
+                                     None if plocal is None else plocal[li, lj, :h, :w]))
+    return parts, timings
+
+
+def _output(comm, dist, pred, timings, meta):
     """Rank 0 gets the matrices; every rank learns what solve() decides on: whether a diagonal
     went negative and whether the predecessors loop."""
     negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
     loops = bool(pred is not None and not negative and has_loops(pred))
     negative, loops = comm.bcast((negative, loops), root=0)
-    meta = {"processes": grid.size, "grid": [grid.rows, grid.cols]}
     return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, metadata=meta)
 
 
@@ -285,61 +336,78 @@ def _warm_up(plan):
 @register("mpi", "rows", k_order=True)
 def rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D decomposition: row blocks per process, row k broadcast by its owner every k."""
-    import numba
-
-    from . import rowkernels
-
     comm = mpi_util.world()
+    size, rank, n = comm.Get_size(), comm.Get_rank(), plan.n
+    bounds = np.linspace(0, n, size + 1).astype(np.int64)      # rows [bounds[p], bounds[p+1]) on p
+    lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
+    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
+    meta = {"processes": size, "grid": [size, 1]}
+    if target is not None:
+        def compute(p):
+            with mpi_util.abort_on_error(comm):
+                d, pr, timings = _solve_rows(comm, graph, p, bounds)
+                return [output.Part(lo_row, hi_row, 0, n, d, pr)], timings
+
+        return output.finish_in_file(comm, graph, plan, target, compute, k_order=True, metadata=meta)
     with mpi_util.abort_on_error(comm):
-        size, rank, n = comm.Get_size(), comm.Get_rank(), plan.n
-        bounds = np.linspace(0, n, size + 1).astype(np.int64)      # rows [bounds[p], bounds[p+1]) on p
-        lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
-        d = graph.matrix_rows(lo_row, hi_row, plan.dtype, plan.inf)
-        p = None
-        if plan.predecessors:
-            rows_idx = np.arange(lo_row, hi_row, dtype=np.int32)[:, None]
-            p = np.where(d < plan.inf, rows_idx, NO_PREDECESSOR).astype(np.int32)
-            p[np.arange(hi_row - lo_row), np.arange(lo_row, hi_row)] = NO_PREDECESSOR
-        owner = np.searchsorted(bounds, np.arange(n), side="right") - 1
-        row = np.empty(n, plan.dtype)
-        prow = np.empty(n, np.int32)
-        clock = mpi_util.CommClock()
-        previous = numba.get_num_threads()
-        numba.set_num_threads(_threads(plan, comm))
-        try:
-            rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), _lo(plan))      # compile off the clock
-            if p is not None:
-                rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), _lo(plan))
-            with clock():
-                comm.Barrier()
-            clock.seconds = 0.0
-            t0 = time.perf_counter()
-            step = max(1, n // 64)
-            for k in range(n):
-                root = int(owner[k])
-                if rank == root:
-                    row[:] = d[k - lo_row]
-                    if p is not None:
-                        prow[:] = p[k - lo_row]
-                with clock():
-                    comm.Bcast(row, root=root)
-                    if p is not None:
-                        comm.Bcast(prow, root=root)
-                if p is None:
-                    rowkernels.relax_rows(d, row, k, bool(plan.clamp), _lo(plan))
-                else:
-                    rowkernels.relax_rows_pred(d, p, row, prow, k, bool(plan.clamp), _lo(plan))
-                if (k + 1) % step == 0 or k + 1 == n:
-                    plan.report(k + 1, n)
-            compute = time.perf_counter() - t0
-        finally:
-            numba.set_num_threads(previous)
+        d, p, timings = _solve_rows(comm, graph, plan, bounds)
         t1 = time.perf_counter()
         counts = (np.diff(bounds) * n).tolist()
         dist = _gather_rows(comm, d, counts, n, plan.dtype)
         pred = _gather_rows(comm, p, counts, n, np.int32) if p is not None else None
-        timings = {"compute": compute, "comm": clock.seconds, "gather": time.perf_counter() - t1}
-        return _output(comm, dist, pred, timings, ProcessGrid(size, 1, rank))
+        timings["gather"] = time.perf_counter() - t1
+        return _output(comm, dist, pred, timings, meta)
+
+
+def _solve_rows(comm, graph, plan, bounds):
+    """This rank's block of rows, solved: ``(d, p, timings)``."""
+    import numba
+
+    from . import rowkernels
+
+    rank, n = comm.Get_rank(), plan.n
+    lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
+    d = graph.matrix_rows(lo_row, hi_row, plan.dtype, plan.inf)
+    p = None
+    if plan.predecessors:
+        rows_idx = np.arange(lo_row, hi_row, dtype=np.int32)[:, None]
+        p = np.where(d < plan.inf, rows_idx, NO_PREDECESSOR).astype(np.int32)
+        p[np.arange(hi_row - lo_row), np.arange(lo_row, hi_row)] = NO_PREDECESSOR
+    owner = np.searchsorted(bounds, np.arange(n), side="right") - 1
+    row = np.empty(n, plan.dtype)
+    prow = np.empty(n, np.int32)
+    clock = mpi_util.CommClock()
+    previous = numba.get_num_threads()
+    numba.set_num_threads(_threads(plan, comm))
+    try:
+        rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), _lo(plan))      # compile off the clock
+        if p is not None:
+            rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), _lo(plan))
+        with clock():
+            comm.Barrier()
+        clock.seconds = 0.0
+        t0 = time.perf_counter()
+        step = max(1, n // 64)
+        for k in range(n):
+            root = int(owner[k])
+            if rank == root:
+                row[:] = d[k - lo_row]
+                if p is not None:
+                    prow[:] = p[k - lo_row]
+            with clock():
+                comm.Bcast(row, root=root)
+                if p is not None:
+                    comm.Bcast(prow, root=root)
+            if p is None:
+                rowkernels.relax_rows(d, row, k, bool(plan.clamp), _lo(plan))
+            else:
+                rowkernels.relax_rows_pred(d, p, row, prow, k, bool(plan.clamp), _lo(plan))
+            if (k + 1) % step == 0 or k + 1 == n:
+                plan.report(k + 1, n)
+        compute = time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(previous)
+    return d, p, {"compute": compute, "comm": clock.seconds}
 
 
 def _gather_rows(comm, block, counts, n, dtype):

@@ -65,38 +65,57 @@ def npy_paths(path) -> tuple[Path, Path, Path]:
     return (path.with_name(name + ".npy"), path.with_name(name + ".pred.npy"), path.with_name(name + ".json"))
 
 
-def write_npy(result, path, *, inputs=()):
+def npy_sidecar(meta_path, *, n, dtype, inf, has_pred, labels=None, backend="", algorithm="", timings=None,
+                num_edges=None, metadata=None) -> str:
+    """The JSON text of ``NAME.json``; shared by :func:`write_npy` and the MPI ranks' parallel writer."""
     from ..result import _jsonable_labels
 
-    dist_path, pred_path, meta_path = npy_paths(path)
-    host = result.to_host()
-    inf = host.inf
+    dist_path, pred_path, _ = npy_paths(meta_path)
+    dtype = np.dtype(dtype)
     meta = {
-        "format": _NPY_FORMAT, "version": _VERSION, "n": host.n, "dtype": host.dtype.name,
-        "inf": None if host.dtype.kind == "f" else int(inf),
-        "dist": dist_path.name, "pred": pred_path.name if host.pred is not None else None,
-        "labels": _jsonable_labels(host.labels), "backend": host.backend, "algorithm": host.algorithm,
-        "timings": host.timings, "num_edges": host.num_edges, "metadata": host.metadata,
+        "format": _NPY_FORMAT, "version": _VERSION, "n": int(n), "dtype": dtype.name,
+        "inf": None if dtype.kind == "f" else int(inf),
+        "dist": dist_path.name, "pred": pred_path.name if has_pred else None,
+        "labels": _jsonable_labels(labels), "backend": backend, "algorithm": algorithm,
+        "timings": timings or {}, "num_edges": num_edges, "metadata": metadata or {},
     }
     try:
-        text = json.dumps(meta, indent=1)
+        return json.dumps(meta, indent=1)
     except TypeError as exc:
         raise FloydwarpError(f"cannot write {meta_path}: labels or metadata are not JSON-serializable ({exc})") from None
+
+
+@contextlib.contextmanager
+def npy_temp_files(path, *, has_pred, inputs=()):
+    """Temporary ``(dist, pred or None, sidecar)`` paths for the layout of ``path``, renamed into
+    place on success (the sidecar last: it commits the set) and removed on failure."""
+    dist_path, pred_path, meta_path = npy_paths(path)
     with contextlib.ExitStack() as stack:
-        # entered first = renamed last: the sidecar commits the set
+        # entered first = renamed last
         meta_tmp = stack.enter_context(atomic_path(meta_path, inputs=inputs))
         dist_tmp = stack.enter_context(atomic_path(dist_path, inputs=inputs))
-        pred_tmp = stack.enter_context(atomic_path(pred_path, inputs=inputs)) if host.pred is not None else None
+        pred_tmp = stack.enter_context(atomic_path(pred_path, inputs=inputs)) if has_pred else None
+        yield dist_tmp, pred_tmp, meta_tmp
+    if not has_pred and pred_path.exists():
+        with contextlib.suppress(OSError):
+            os.unlink(pred_path)            # a stale file from an earlier result
+
+
+def write_npy(result, path, *, inputs=()):
+    host = result.to_host()
+    has_pred = host.pred is not None
+    meta_path = npy_paths(path)[2]
+    text = npy_sidecar(meta_path, n=host.n, dtype=host.dtype, inf=host.inf, has_pred=has_pred, labels=host.labels,
+                       backend=host.backend, algorithm=host.algorithm, timings=host.timings,
+                       num_edges=host.num_edges, metadata=host.metadata)
+    with npy_temp_files(path, has_pred=has_pred, inputs=inputs) as (dist_tmp, pred_tmp, meta_tmp):
         with open(dist_tmp, "wb") as fh:
             np.save(fh, np.asarray(host.dist), allow_pickle=False)
-        if pred_tmp is not None:
+        if has_pred:
             with open(pred_tmp, "wb") as fh:
                 np.save(fh, np.asarray(host.pred, dtype=np.int32), allow_pickle=False)
         meta_tmp.write_text(text)
-    if host.pred is None and pred_path.exists():
-        with contextlib.suppress(OSError):
-            os.unlink(pred_path)            # a stale file from an earlier result
-    return dist_path
+    return npy_paths(path)[0]
 
 
 def read_npy(path):
