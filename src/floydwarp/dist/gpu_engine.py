@@ -170,10 +170,41 @@ def choose_grid(size: int, shape=None) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------ NCCL
+def _preload_wheel_nccl() -> bool:
+    """Load libnccl from the nvidia-nccl-cu12/-cu13 wheel (where pip put it, off the loader's
+    path) so that CuPy's bindings find it; True when one was loaded."""
+    import ctypes
+    import glob
+
+    try:
+        import nvidia.nccl as wheel
+    except ImportError:
+        return False
+    for folder in getattr(wheel, "__path__", []):
+        for lib in sorted(glob.glob(os.path.join(folder, "lib", "libnccl.so*"))):
+            try:
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+                return True
+            except OSError:
+                continue
+    return False
+
+
 def nccl_probe() -> str | None:
     """None when CuPy's NCCL bindings load here, else why not."""
     try:
         from cupy.cuda import nccl
+        if not getattr(nccl, "available", True) and _preload_wheel_nccl():
+            import importlib
+
+            nccl = importlib.reload(nccl)
+    except ImportError:
+        if not _preload_wheel_nccl():
+            return "CuPy's NCCL bindings cannot be imported and no NCCL wheel is installed (pip install nvidia-nccl-cu12)"
+        try:
+            from cupy.cuda import nccl
+        except Exception as exc:  # noqa: BLE001
+            return f"CuPy's NCCL bindings cannot be imported ({type(exc).__name__}: {exc})"
     except Exception as exc:  # noqa: BLE001 - any import problem means "not usable"
         return f"CuPy's NCCL bindings cannot be imported ({type(exc).__name__}: {exc})"
     if not getattr(nccl, "available", True):
@@ -226,6 +257,14 @@ def nccl_bcast(comm, array, root: int, stream):
 
 
 # ------------------------------------------------------------------------ one process's run
+def _highest_priority(cp):
+    """The most urgent CUDA stream priority (None where CuPy cannot tell)."""
+    try:
+        return cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
+    except AttributeError:
+        return None
+
+
 class Gpu2D:
     """One process's share of the panel schedule: its block ``L`` on its GPU, the panel
     buffers (two sets, for lookahead) and its NCCL communicators."""
@@ -253,9 +292,9 @@ class Gpu2D:
         self.CT = [cp.empty((w, rows), wd) for _ in range(2)]       # column panels in word form
         self.P = cp.empty(w * w, dt)                                # the pivot block (contiguous)
         self.PT = cp.empty(w * w, wd)
-        least, greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()
         self.main = cp.cuda.Stream(non_blocking=True)
-        self.side = cp.cuda.Stream(non_blocking=True, priority=greatest)
+        # the lookahead stream's kernels go first wherever the GPU has room
+        self.side = cp.cuda.Stream(non_blocking=True, priority=_highest_priority(cp))
         self.comm_events = []
         self.blocks = None
         if reserve_sms:
@@ -402,7 +441,10 @@ def upload_block(read_rows, part: BlockPartition, grid: ProcessGrid, dtype, inf)
     band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))
     for lo in range(r0, real_r1, band):
         hi = min(real_r1, lo + band)
-        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(read_rows(lo, hi, c0, real_c1))   # host or device rows
+        rows = read_rows(lo, hi, c0, real_c1)                   # host or device rows
+        if isinstance(rows, np.ndarray):
+            rows = np.ascontiguousarray(rows)
+        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(rows)
     return L
 
 
@@ -481,8 +523,7 @@ def _warm_up(plan):
     block = cp.zeros((UNIT, UNIT), dt)
     at = panel.to_words(block)
     ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
-    for clamp in {bool(plan.clamp)}:
-        panel.minplus(block, at, block, clamp=clamp, ninf=ninf)
+    panel.minplus(block, at, block, clamp=bool(plan.clamp), ninf=ninf)
     panel.close_block(block, dataclasses.replace(plan, progress=None))
 
 
