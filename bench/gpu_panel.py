@@ -62,7 +62,12 @@ def solve_case(g, **options):
     import floydwarp as fw
 
     t0 = time.perf_counter()
-    r = fw.solve(g, backend="gpu", dtype="int32", **options)
+
+    def progress(done, total):
+        print(f"  round {done}/{total} at {time.perf_counter() - t0:.1f} s", flush=True)
+
+    r = fw.solve(g, backend="gpu", dtype="int32", progress=progress if "max_gpu_memory" in options else None,
+                 **options)
     wall = time.perf_counter() - t0
     n = g.n
     rec = {"n": n, "options": {k: v for k, v in options.items()}, "wall_s": wall, "compute_s": r.timings["compute"],
