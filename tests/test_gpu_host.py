@@ -14,7 +14,7 @@ from floydwarp.gpu import engine, layout, modules, traffic
 from floydwarp.gpu.layout import Layout, pitch_elements
 
 EXPECTED = {"sequential", "naive", "naive-shared-k", "naive-vec", "pseudo-blocked", "work-per-thread",
-            "grid-sync", "blocked", "blocked-vec", "fast"}
+            "grid-sync", "blocked", "blocked-vec", "fast", "out-of-core"}
 
 
 # ---------------------------------------------------------------------- layout
@@ -177,7 +177,7 @@ def test_registry_entries():
     assert impls["sequential"].max_n == 512
     for a in ("naive", "blocked", "fast"):
         assert impls[a].predecessors
-    assert not impls["blocked-vec"].predecessors
+    assert not impls["blocked-vec"].predecessors and not impls["out-of-core"].predecessors
     for i in impls.values():
         assert set(fw.DTYPES) <= set(i.dtypes)
         assert callable(i.options["bytes_moved"]) and i.description
