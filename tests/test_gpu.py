@@ -192,13 +192,31 @@ def test_pseudo_blocked_R(R):
     np.testing.assert_array_equal(r.to_dense(), ref)
 
 
-@pytest.mark.parametrize("variant", ["tiled", "async", "vec", "pipe"])
+@pytest.mark.parametrize("variant", ["tiled", "async", "vec", "pipe", "wide"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fast_variants(variant, dtype):
     for n, kind in ((1, "pos"), (65, "pos"), (257, "neg"), (1025, "pos"), (1000, "neg")):
         ref, _ = reference(n, kind)
         r = _solve(graph(n, kind), "fast", dtype, fast_variant=variant)
         np.testing.assert_array_equal(r.to_dense(), ref)
+
+
+@pytest.mark.parametrize("width", [64, 192, 256])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wide_rounds_of_any_width(width, dtype):
+    """Rounds narrower than the matrix, widths that do not divide the padded n."""
+    for n, kind in ((65, "neg"), (257, "neg"), (1000, "pos"), (1000, "neg")):
+        ref, _ = reference(n, kind)
+        r = _solve(graph(n, kind), "fast", dtype, fast_variant="wide", wide_width=width)
+        np.testing.assert_array_equal(r.to_dense(), ref)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float64"])
+def test_wide_negative_cycles(dtype):
+    g = graph(257, "cycle")
+    ref = reference_result(257, "cycle")
+    r = _solve(g, "fast", dtype, fast_variant="wide", wide_width=128)
+    np.testing.assert_array_equal(r.negative_cycle_vertices, ref.negative_cycle_vertices)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (8, 4), (4, 8)])

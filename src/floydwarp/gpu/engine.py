@@ -30,7 +30,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register, register_backend
-from . import modules, ooc, traffic
+from . import modules, ooc, panel, traffic, wide
 from .layout import Layout, format_bytes
 
 #: ``backend="auto"`` takes the GPU from this many vertices on.  Seed 000 measured the
@@ -545,7 +545,10 @@ def _run_blocked(ctx, b, vec=False):
 #:   "pipe":  pipe.cu: phases 1 and 2 fused into one launch (each block closes the pivot
 #:            in lockstep with its own tile; timed as "phase2") and a persistent,
 #:            cp.async double-buffered phase 3 (B = 64; int16, int32, float32).
+#:   "wide":  wide.py: rounds of WIDE_WIDTH pivot columns, each a pivot closure and
+#:            three panel products (minplus.cu), for every dtype.
 FAST_VARIANTS = ("tiled", "async", "vec", "pipe")
+WIDE = "wide"
 #: the measured winner per dtype on the H100 (bench/NOTES.md: "pipe" 27.0 / 13.85 / 11.34
 #: T/s for int16 / int32 / float32 at n = 16384, against 24.5 / 13.2 / 11.0 for the
 #: previous defaults "tiled" / "vec" / "vec"); 8-byte types have "vec" only
@@ -567,8 +570,10 @@ def fast_variant(dtype, requested=None) -> str:
     """The phase-3 variant a run uses: the requested one where the dtype has it."""
     dt = np.dtype(dtype)
     v = requested or FAST_DEFAULT_VARIANT[dt.name]
-    if v not in FAST_VARIANTS:
-        raise FloydwarpError(f"fast_variant must be one of {FAST_VARIANTS}, got {v!r}")
+    if v not in (*FAST_VARIANTS, WIDE):
+        raise FloydwarpError(f"fast_variant must be one of {(*FAST_VARIANTS, WIDE)}, got {v!r}")
+    if v == WIDE:
+        return v
     if dt.itemsize == 8:
         return "vec"
     if dt.name == "int16" and v == "async":
@@ -752,7 +757,10 @@ def _run_fast(ctx):
     if dev["cc"] < 80 and requested == "async":
         requested = "tiled"   # cp.async needs sm_80
     requested = _pipe_fits(dt, requested)
-    if fast_variant(dt, requested) == "pipe":
+    variant = fast_variant(dt, requested)
+    if variant == WIDE:
+        return wide.run(ctx)
+    if variant == "pipe":
         return _run_pipe(ctx)
     cfg = fast_config(dt, dev["smem_optin"], requested)
     b, clamp = cfg["b"], ctx.clamp
@@ -780,6 +788,8 @@ def _fast_tile(plan):
     if plan.predecessors:
         return 64
     requested = _pipe_fits(plan.dtype, plan.options.get("fast_variant"))
+    if fast_variant(plan.dtype, requested) == WIDE:
+        return panel.UNIT
     return fast_config(plan.dtype, _device()["smem_optin"], requested)["b"]
 
 

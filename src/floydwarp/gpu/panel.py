@@ -144,7 +144,8 @@ def close_block(block, plan, stream=None):
     if w == 0:
         return block
     lay = dataclasses.replace(Layout.make(w, block.itemsize, UNIT), pitch=_pitch(block))
-    sub = dataclasses.replace(plan, progress=None, predecessors=False, options={})
+    # the 64-tile kernels ("pipe"; "vec" where the dtype has no "pipe"), whatever the caller's variant
+    sub = dataclasses.replace(plan, progress=None, predecessors=False, options={"fast_variant": "pipe"})
     with _on(stream):
         _run_fast(Ctx(cp, block, None, lay, sub))
     return block

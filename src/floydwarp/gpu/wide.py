@@ -1,0 +1,53 @@
+"""``fast`` variant "wide": in-core blocked Floyd-Warshall with wide rounds of panel products.
+
+Rounds of ``w`` pivot columns (w a multiple of 64, default ``WIDE_WIDTH``) instead of 64:
+the w x w pivot block is closed by the 64-tile kernels (``panel.close_block``), then the
+pivot row and column panels and the rest of the matrix are each ONE ``panel.minplus``
+launch (minplus.cu), which keeps every output tile in registers over all w pivot steps.
+Against 64-wide rounds ("pipe"), a cell is read and written once per w steps instead of
+once per 64, so the add-min pipe rather than the memory system sets the pace -- the same
+schedule as the out-of-core engine (ooc.py), with the whole matrix on the device.
+"""
+from __future__ import annotations
+
+from ..errors import FloydwarpError
+from . import panel
+
+#: pivot columns per round (options["wide_width"] overrides)
+WIDE_WIDTH = 1024
+
+
+def width(plan) -> int:
+    w = int(plan.options.get("wide_width") or WIDE_WIDTH)
+    if w <= 0 or w % panel.UNIT:
+        raise FloydwarpError(f"wide_width must be a positive multiple of {panel.UNIT}, got {w}")
+    return w
+
+
+def run(ctx) -> None:
+    """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
+    cp, plan = ctx.cp, ctx.plan
+    n_pad = ctx.lay.N
+    w = min(width(plan), n_pad)
+    d = ctx.d[:, :n_pad]
+    wd = panel.word_dtype(ctx.dtype)
+    col_t = cp.empty((w, n_pad), wd)       # the column panel, transposed into words
+    piv_t = cp.empty((w, w), wd)           # the closed pivot block, likewise
+    clamp, ninf = ctx.clamp, ctx.ninf
+    rounds = -(-n_pad // w)
+    for r in range(rounds):
+        k0 = r * w
+        kw = min(w, n_pad - k0)
+        skip = (k0 // panel.UNIT, kw // panel.UNIT)
+        pivot = d[k0:k0 + kw, k0:k0 + kw]
+        rows, cols = d[k0:k0 + kw], d[:, k0:k0 + kw]
+        ct = col_t[:kw]
+        panel.close_block(pivot, plan)
+        panel.minplus(rows, panel.to_words(pivot, out=piv_t[:kw, :kw]), rows, clamp=clamp, ninf=ninf,
+                      skip_cols=skip)
+        panel.to_words(cols, out=ct)            # the column panel before its update ...
+        panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
+        panel.to_words(cols, out=ct)            # ... and after: the left operand of the rest
+        panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
+        ctx.report(r + 1, rounds)
+
