@@ -3,8 +3,8 @@
 
 Needs CuPy with NCCL and GPUs.  Run from the repository root, e.g. on 2 GPUs:
 
-    NCCL_NVLS_ENABLE=0 PYTHONPATH=src python3 bench/gpu_scaling.py --gpus 1 2 \
-        --strong-n 65536 --weak-n 32768 --out bench/results/gpu_scaling.json
+    NCCL_NVLS_ENABLE=0 PYTHONPATH=src python3 bench/gpu_scaling.py --strong-gpus 1 2 \
+        --weak-gpus 1 2 --strong-n 65536 --weak-n 32768 --out bench/results/gpu_scaling.json
 
 * strong: the same n (int32) on 1 GPU with ``gpu/fast`` (the single-GPU kernel, in this
   process), then on 1, 2, ... GPUs with ``gpu-2d`` (one spawned worker per GPU, as
@@ -98,7 +98,9 @@ def record(mode, algorithm, gpus, n, got, width=None, lookahead=True):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--strong-gpus", type=int, nargs="+", default=[1, 2],
+                    help="GPU counts of gpu-2d at --strong-n (1 GPU gpu/fast always runs)")
+    ap.add_argument("--weak-gpus", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--strong-n", type=int, default=65536)
     ap.add_argument("--weak-n", type=int, default=32768)
     ap.add_argument("--width", type=int, default=gpu_engine.DEFAULT_WIDTH)
@@ -124,15 +126,17 @@ def main(argv=None):
         got = run_workers(bench_worker, (n, args.width, opts, args.seed), gpus, timeout=900)[0]
         return record(mode, "gpu-2d", gpus, n, got, args.width, lookahead)
 
-    for mode, n_of in (("strong", lambda p: args.strong_n), ("weak", lambda p: weak_n(args.weak_n, p))):
+    plans = (("strong", lambda p: args.strong_n, args.strong_gpus),
+             ("weak", lambda p: weak_n(args.weak_n, p), args.weak_gpus))
+    for mode, n_of, gpu_counts in plans:
         if (mode == "strong" and not args.strong_n) or (mode == "weak" and not args.weak_n):
             continue
         base_fast = record(mode, "fast", 1, n_of(1), run_fast(n_of(1), args.seed))
         base_fast.update(speedup=1.0, efficiency=1.0)
         emit(base_fast)
         base_2d = None
-        for p in args.gpus:
-            variants = [True] + ([False] if args.no_lookahead_too and p == max(args.gpus) and p > 1 else [])
+        for p in gpu_counts:
+            variants = [True] + ([False] if args.no_lookahead_too and p == max(gpu_counts) and p > 1 else [])
             for lookahead in variants:
                 t0 = time.perf_counter()
                 rec = multi(mode, n_of(p), p, lookahead)
