@@ -117,7 +117,7 @@ def test_group_expressions_cover_every_launch():
 
 def test_pipe_config():
     for dt in ("int16", "int32", "float32"):
-        assert engine.fast_variant(dt) == "pipe"
+        assert engine.fast_variant(dt) == engine.WIDE and engine.fast_variant(dt, "pipe") == "pipe"
         tm, tn, nt, minb, ku = engine.pipe_shape(dt)
         words = engine.PIPE_B // (2 if dt == "int16" else 1)
         assert nt == (engine.PIPE_B // tm) * (words // tn) and 1 <= minb <= 8
@@ -151,7 +151,7 @@ def test_fast_config():
     assert engine.fast_config("int32", 48 * 1024, "async")["smem3"] <= 48 * 1024
     assert engine.fast_config("int32", 32 * 1024, "async")["variant"] == "tiled"
     for dt in engine.ALL_DTYPES:
-        assert engine.fast_variant(dt) in engine.FAST_VARIANTS
+        assert engine.fast_variant(dt) in (*engine.FAST_VARIANTS, engine.WIDE)
         for v in engine.FAST_VARIANTS:
             cfg = engine.fast_config(dt, variant=v)
             assert cfg["threads"][0] * cfg["threads"][1] in (128, 256)
@@ -190,8 +190,10 @@ def test_traffic_models():
     m64 = traffic.blocked_model(64)
     assert m64(4096, 4) == m64(4096, 4, 64)
     assert m64(4096, 4, 32) > m64(4096, 4, 64) > m64(4096, 4, 128)
-    assert traffic.fast_model(4096, 2) == traffic.blocked_model(64)(4096, 2)
-    assert traffic.fast_model(4096, 4) == traffic.blocked_model(64)(4096, 4)
+    assert traffic.fast_model(4096, 8) == traffic.blocked_model(64)(4096, 8)
+    wide = traffic.panel_model(2048)
+    assert traffic.fast_model(4096, 4) == wide(4096, 4) == (2 * 4096 ** 3 / 64 + 2 * 4096 ** 3 / 2048) * 4
+    assert traffic.out_of_core_model(4096, 4, 1024) == wide(4096, 4, 1024) > wide(4096, 4)
     assert m64(4096, 4) == (2 * 4096 ** 3 / 64 + 6 * 4096 ** 2) * 4
 
 

@@ -549,10 +549,11 @@ def _run_blocked(ctx, b, vec=False):
 #:            three panel products (minplus.cu), for every dtype.
 FAST_VARIANTS = ("tiled", "async", "vec", "pipe")
 WIDE = "wide"
-#: the measured winner per dtype on the H100 (bench/NOTES.md: "pipe" 27.0 / 13.85 / 11.34
-#: T/s for int16 / int32 / float32 at n = 16384, against 24.5 / 13.2 / 11.0 for the
-#: previous defaults "tiled" / "vec" / "vec"); 8-byte types have "vec" only
-FAST_DEFAULT_VARIANT = {"int16": "pipe", "int32": "pipe", "float32": "pipe", "int64": "vec", "float64": "vec"}
+#: the measured winner per dtype on the H100 (bench/NOTES.md: "wide" 27.1 / 14.4 / 11.6 T/s
+#: for int16 / int32 / float32 at n = 16384, against 27.0 / 13.85 / 11.3 for "pipe" and
+#: 24.5 / 13.2 / 11.0 for "tiled" / "vec" / "vec"); for the 8-byte types "vec" beats the
+#: panel products (float64: 2.98 against 1.07 T/s)
+FAST_DEFAULT_VARIANT = {"int16": WIDE, "int32": WIDE, "float32": WIDE, "int64": "vec", "float64": "vec"}
 #: "pipe" phase 3: (TM, TN) per dtype: each thread owns TM rows x TN 4-byte words (int16:
 #: 2 TN columns); options["pipe_shape"] = (TM, TN) overrides.  PIPE_UNROLL: how far the
 #: k loop is unrolled (64: fully); options["pipe_unroll"] overrides.

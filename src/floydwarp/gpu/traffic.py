@@ -28,17 +28,27 @@ def blocked_model(default_block):
     return bytes_moved
 
 
+def panel_model(default_width):
+    """Rounds of w pivot columns as panel products (minplus.cu): every 64 x 64 output
+    unit reads a 64 x 64 tile of each panel per 64 steps of k (2 n^3 / 64 elements, mostly
+    from L2), and each round reads and writes every cell once (2 n^3 / w)."""
+    def bytes_moved(n, itemsize, block_size=None):
+        n = int(n)
+        w = int(block_size or default_width)
+        return (2.0 * n ** 3 / 64 + 2.0 * n ** 3 / w) * itemsize
+
+    bytes_moved.__doc__ = f"Panel-product traffic with {default_width}-wide rounds by default."
+    return bytes_moved
+
+
+#: out-of-core: 4096-wide panels where memory allows (ooc.PANEL_MAX)
+out_of_core_model = panel_model(4096)
+
+
 def fast_model(n, itemsize, block_size=None):
-    """"fast": blocked traffic at its default tile (64 for every dtype: "pipe" for
-    int16, int32 and float32, "vec" for the 8-byte types; engine.FAST_DEFAULT_VARIANT)."""
-    b = block_size or 64
-    return blocked_model(b)(n, itemsize, b)
-
-
-def out_of_core_model(n, itemsize, block_size=None):
-    """out-of-core (panel products, minplus.cu): every 64 x 64 unit reads a 64 x 64 tile of
-    each panel per 64 steps of k (2 n^3 / 64 elements, mostly from L2) and each round reads
-    and writes every tile once (2 n^3 / w, w = block_size or 4096 wide panels)."""
-    n = int(n)
-    w = int(block_size or 4096)
-    return (2.0 * n ** 3 / 64 + 2.0 * n ** 3 / w) * itemsize
+    """"fast": 2048-wide rounds of panel products ("wide") for 2- and 4-byte types,
+    blocked traffic at 64 x 64 tiles ("vec") for the 8-byte types
+    (engine.FAST_DEFAULT_VARIANT)."""
+    if int(itemsize) == 8:
+        return blocked_model(64)(n, itemsize, block_size or 64)
+    return panel_model(2048)(n, itemsize, block_size)
