@@ -246,3 +246,12 @@ def test_python_dash_m():
     p = subprocess.run([sys.executable, "-m", "floydwarp", "solve", "--bogus"], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and p.stderr.startswith("error: ") and len(p.stderr.splitlines()) == 1
+
+
+def test_max_gpu_memory_sizes():
+    from floydwarp.cli.app import parse_bytes
+
+    assert parse_bytes("4GB", "x") == 4 * 10 ** 9 and parse_bytes("4e9", "x") == 4 * 10 ** 9
+    assert parse_bytes("512MiB", "x") == parse_bytes("512M", "x") == 512 * 2 ** 20
+    result = run("solve", "--generate", "10", "--max-gpu-memory", "lots")
+    assert result.exit_code == 2 and "4GB" in result.output

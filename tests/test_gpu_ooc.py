@@ -190,3 +190,27 @@ def test_checkpoint_and_resume_bit_identical(tmp_path):
 def test_pcie_probe_reports_rates():
     rates = ooc.pcie_bandwidth(cp.cuda.Device().id)
     assert rates["h2d"] > 1e9 and rates["d2h"] > 1e9
+
+
+def test_fast_checkpoints_through_host_memory(tmp_path):
+    g = erdos_renyi(700, 2.0, seed=21, potential=10)
+    whole = fw.solve(g, backend="gpu", dtype="int32").dist
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_one(done, total):
+        if done == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        fw.solve(g, backend="gpu", dtype="int32", panel_width=192, checkpoint=tmp_path, checkpoint_every=0,
+                 progress=stop_after_one)
+    r = fw.solve(g, backend="gpu", dtype="int32", panel_width=192, resume=tmp_path)
+    assert r.algorithm == "fast" and r.metadata["out_of_core"]
+    np.testing.assert_array_equal(r.dist, whole)
+
+
+def test_other_gpu_algorithms_refuse_to_checkpoint(tmp_path):
+    with pytest.raises(FloydwarpError, match="does not checkpoint"):
+        fw.solve(erdos_renyi(100, 5.0, seed=1), backend="gpu", algorithm="blocked", checkpoint=tmp_path)

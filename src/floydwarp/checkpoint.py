@@ -187,14 +187,19 @@ def _merge(parts):
     return None if parts is None else {str(rank): shard for rank, shard in enumerate(parts)}
 
 
+def requested(plan) -> bool:
+    """Whether the plan asks to checkpoint (``checkpoint=DIR``) or to resume (``resume=DIR``)."""
+    return bool(plan.options.get("checkpoint") or plan.options.get("resume"))
+
+
 def from_plan(plan, graph, *, block: int, comm=None, extra=None) -> Checkpointer | None:
     """The checkpointer a plan asks for (``checkpoint=DIR`` or ``resume=DIR``), or None.
 
     ``extra`` adds engine facts that must match to resume (e.g. lookahead on or off).
     """
-    folder = plan.options.get("checkpoint") or plan.options.get("resume")
-    if folder is None:
+    if not requested(plan):
         return None
+    folder = plan.options.get("checkpoint") or plan.options.get("resume")
     identity = {"n": plan.n, "dtype": np.dtype(plan.dtype).name, "block": int(block),
                 "backend": plan.backend, "algorithm": plan.algorithm, "predecessors": bool(plan.predecessors),
                 "processes": 1 if comm is None else comm.Get_size(), "graph": graph_fingerprint(graph),

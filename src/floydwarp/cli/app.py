@@ -138,6 +138,27 @@ def parse_sizes(text: str, option: str) -> list[int]:
     return values
 
 
+#: byte-size suffixes of --max-gpu-memory and friends (decimal and binary, like the units tools print)
+_BYTE_UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
+               "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40,
+               "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
+
+
+def parse_bytes(text: str, option: str) -> int:
+    """``4GB`` = 4e9, ``512MiB`` = ``512M`` = 512 * 2**20, ``4e9`` = 4e9 bytes."""
+    t = text.strip().upper().replace(" ", "")
+    number = t.rstrip("KMGTIB")
+    unit = t[len(number):]
+    try:
+        value = float(number) * _BYTE_UNITS[unit]
+    except (ValueError, KeyError):
+        raise typer.BadParameter(f"expected a size like 4GB, 512MiB or 4e9, got {text!r}",
+                                 param_hint=f"'{option}'") from None
+    if value < 1:
+        raise typer.BadParameter(f"expected a positive size, got {text!r}", param_hint=f"'{option}'")
+    return int(value)
+
+
 def split_names(values) -> list[str]:
     """Repeatable options that also take comma lists: ``--backend cpu,gpu`` = ``--backend cpu --backend gpu``."""
     return [v for value in values or () for v in value.replace(" ", "").split(",") if v]

@@ -15,7 +15,7 @@ import typer
 from ..bench.report import format_rate, format_seconds
 from ..checkpoint import CheckpointInterrupt
 from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
-                  UsageError, Weights, app, describe_generation, generate_graph)
+                  UsageError, Weights, app, describe_generation, generate_graph, parse_bytes)
 
 #: --check recomputes with the reference backend up to this n, with the cpu backend above it.
 CHECK_REFERENCE_MAX_N = 3000
@@ -85,11 +85,16 @@ def solve(
              "when rank 0 could gather it (it does so anyway when the result does not fit in rank 0's memory).")] = False,
     workdir: Annotated[Optional[Path], typer.Option(
         "--workdir", metavar="DIR", file_okay=False, exists=True, show_default=False,
-        help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked); "
-             "the distances end in DIR/dist.npy.")] = None,
+        help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked, gpu "
+             "out of core); the distances end in DIR/dist.npy.")] = None,
+    max_gpu_memory: Annotated[Optional[str], typer.Option(
+        "--max-gpu-memory", metavar="BYTES", show_default=False,
+        help="Use at most this much GPU memory (e.g. 4GB, 512MiB, 4e9); a matrix that does not fit streams "
+             "through the GPU from host memory (gpu fast / out-of-core).")] = None,
     checkpoint: Annotated[Optional[Path], typer.Option(
         "--checkpoint", metavar="DIR", file_okay=False, show_default=False,
-        help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d); SIGTERM or "
+        help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d, gpu fast and "
+             "out-of-core: the matrix then lives in host memory); SIGTERM or "
              "Ctrl-C then stop after saving.")] = None,
     checkpoint_every: Annotated[Optional[float], typer.Option(
         "--checkpoint-every", metavar="SECONDS", min=0, show_default=False,
@@ -110,7 +115,8 @@ def solve(
                              f"drop {', '.join(given) or '--checkpoint'}", ctx)
         saved = load_run_settings(resume)
         (input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm,
-         block_size, predecessors, distributed, output, checkpoint_every) = (saved[k] for k in RUN_SETTINGS)
+         block_size, predecessors, distributed, output, checkpoint_every, max_gpu_memory) = (
+            saved.get(k) for k in RUN_SETTINGS)
         checkpoint = resume
     if (input is None) == (generate is None):
         raise UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
@@ -140,6 +146,8 @@ def solve(
         announce_ranks()
 
     options = {} if workdir is None else {"workdir": workdir}
+    if max_gpu_memory is not None:
+        options["max_gpu_memory"] = parse_bytes(max_gpu_memory, "--max-gpu-memory")
     if parallel_write and not (distributed and output is not None and output.suffix.lower() == ".npy"):
         raise UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes into)", ctx)
     if distributed and output is not None and output.suffix.lower() == ".npy":
@@ -156,7 +164,8 @@ def solve(
             save_run_settings(checkpoint, dict(
                 input=input, generate=generate, percent=percent, seed=seed, weights=weights, potential=potential,
                 undirected=undirected, dtype=dtype, backend=backend, algorithm=algorithm, block_size=block_size,
-                predecessors=predecessors, distributed=distributed, output=output, checkpoint_every=checkpoint_every))
+                predecessors=predecessors, distributed=distributed, output=output, checkpoint_every=checkpoint_every,
+                max_gpu_memory=max_gpu_memory))
         options.update(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
     start = time.perf_counter()
     try:
@@ -198,7 +207,8 @@ def solve(
 # ---------------------------------------------------------------- pieces
 #: The options a checkpointed run saves beside its checkpoint, for --resume.
 RUN_SETTINGS = ("input", "generate", "percent", "seed", "weights", "potential", "undirected", "dtype", "backend",
-                "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every")
+                "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every",
+                "max_gpu_memory")
 RUN_FILE = "run.json"
 #: Exit status of a run stopped by SIGTERM / Ctrl-C after saving a checkpoint.
 STOPPED_EXIT_CODE = 3

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from .. import checkpoint
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
@@ -181,8 +182,15 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
     if plan.predecessors:
         staging = max(staging, n * n * 5)    # where() temporaries of the initialization
     needed = lay.device_bytes(staging=staging, output_copy=to_device)
-    if plan.algorithm == "fast" and not plan.predecessors and needed > ooc.device_budget(plan):
+    # "fast" streams from host memory what does not fit, and checkpoints there: the out-of-core
+    # schedule keeps the matrix on the host at every round boundary, at the in-core rate
+    # (bench/NOTES.md: 100 % at n = 65536 with 4 GB of GPU memory)
+    checkpoints = checkpoint.requested(plan)
+    if plan.algorithm == "fast" and not plan.predecessors and (checkpoints or needed > ooc.device_budget(plan)):
         return ooc.solve_out_of_core(graph, plan)
+    if checkpoints:
+        raise FloydwarpError(f"gpu/{plan.algorithm} does not checkpoint; gpu/fast (without predecessors) and "
+                             f"gpu/out-of-core do, as do the cpu and mpi backends")
     check_memory(needed, n, dtype, plan)
 
     try:
