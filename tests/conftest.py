@@ -40,14 +40,26 @@ def path_length(weights, path):
     return sum(weights[a, b] for a, b in zip(path, path[1:]))
 
 
-def pytest_collection_modifyitems(config, items):
-    """Skip GPU tests cleanly when no CUDA device is usable."""
+def gpu_count() -> int:
+    """CUDA devices usable through CuPy (0 without CuPy, a driver or a device)."""
     try:
         import cupy
-        has_gpu = cupy.cuda.runtime.getDeviceCount() > 0
+        return cupy.cuda.runtime.getDeviceCount()
     except Exception:
-        has_gpu = False
-    if has_gpu:
+        return 0
+
+
+def require_gpu():
+    """CuPy, for a test module that needs a GPU; skips the whole module otherwise."""
+    cupy = pytest.importorskip("cupy")
+    if gpu_count() < 1:
+        pytest.skip("no CUDA GPU", allow_module_level=True)
+    return cupy
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip GPU tests cleanly when no CUDA device is usable."""
+    if gpu_count() > 0:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU and CuPy")
     for item in items:

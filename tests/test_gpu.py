@@ -9,13 +9,9 @@ import functools
 import numpy as np
 import pytest
 
-cp = pytest.importorskip("cupy")
-try:
-    _DEVICES = cp.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, no device
-    _DEVICES = 0
-if _DEVICES < 1:
-    pytest.skip("no CUDA GPU", allow_module_level=True)
+from conftest import require_gpu
+
+cp = require_gpu()
 
 import floydwarp as fw  # noqa: E402
 from floydwarp import registry  # noqa: E402

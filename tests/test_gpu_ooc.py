@@ -7,13 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-cp = pytest.importorskip("cupy")
-try:
-    _DEVICES = cp.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, no device
-    _DEVICES = 0
-if _DEVICES < 1:
-    pytest.skip("no CUDA GPU", allow_module_level=True)
+from conftest import require_gpu
+
+cp = require_gpu()
 
 import floydwarp as fw  # noqa: E402
 from floydwarp.errors import DtypeError, FloydwarpError  # noqa: E402
@@ -167,24 +163,28 @@ def test_memory_mapped_matrix(tmp_path):
     assert (tmp_path / "dist.npy").exists()
 
 
+class _Stop(Exception):
+    pass
+
+
+def _stopped_then_resumed(g, folder, stop_at, **kw):
+    """Run until round ``stop_at`` has finished (checkpointing every round), then resume."""
+    def stop(done, total):
+        if done == stop_at:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        fw.solve(g, backend="gpu", dtype="int32", checkpoint=folder, checkpoint_every=0, progress=stop, **kw)
+    return fw.solve(g, backend="gpu", dtype="int32", resume=folder, **kw)
+
+
 def test_checkpoint_and_resume_bit_identical(tmp_path):
     g = erdos_renyi(640, 2.0, seed=12, potential=15)
-    whole = fw.solve(g, backend="gpu", algorithm="out-of-core", dtype="int32", panel_width=128).dist
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_two(done, total):
-        if done == 2:
-            raise Stop
-
-    with pytest.raises(Stop):
-        fw.solve(g, backend="gpu", algorithm="out-of-core", dtype="int32", panel_width=128,
-                 checkpoint=tmp_path, checkpoint_every=0, progress=stop_after_two)
-    r = fw.solve(g, backend="gpu", algorithm="out-of-core", dtype="int32", panel_width=128, resume=tmp_path)
-    np.testing.assert_array_equal(r.dist, whole)
+    kw = dict(algorithm="out-of-core", panel_width=128)
+    whole = fw.solve(g, backend="gpu", dtype="int32", **kw).dist
+    np.testing.assert_array_equal(_stopped_then_resumed(g, tmp_path, 2, **kw).dist, whole)
     with pytest.raises(FloydwarpError, match="dtype"):
-        fw.solve(g, backend="gpu", algorithm="out-of-core", dtype="int64", panel_width=128, resume=tmp_path)
+        fw.solve(g, backend="gpu", dtype="int64", resume=tmp_path, **kw)
 
 
 def test_pcie_probe_reports_rates():
@@ -195,18 +195,7 @@ def test_pcie_probe_reports_rates():
 def test_fast_checkpoints_through_host_memory(tmp_path):
     g = erdos_renyi(700, 2.0, seed=21, potential=10)
     whole = fw.solve(g, backend="gpu", dtype="int32").dist
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_one(done, total):
-        if done == 1:
-            raise Stop
-
-    with pytest.raises(Stop):
-        fw.solve(g, backend="gpu", dtype="int32", panel_width=192, checkpoint=tmp_path, checkpoint_every=0,
-                 progress=stop_after_one)
-    r = fw.solve(g, backend="gpu", dtype="int32", panel_width=192, resume=tmp_path)
+    r = _stopped_then_resumed(g, tmp_path, 1, panel_width=192)
     assert r.algorithm == "fast" and r.metadata["out_of_core"]
     np.testing.assert_array_equal(r.dist, whole)
 

@@ -63,4 +63,70 @@ __device__ __forceinline__ void st_w4(void* p, const W4<W>& v) {
         pp_st_global16(static_cast<char*>(p) + 16 * q, x.u[q].x, x.u[q].y, x.u[q].z, x.u[q].w);
 }
 
+// ---------------------------------------------------------------- a thread's register tile
+// In a 64-row tile of BW words per row (shared memory), thread (tx, ty) of NTX x NTY owns
+// TM x TN words: rows g * NTY * 4 + ty * 4 + j, words h * NTX * 4 + tx * 4 + q, so its
+// operands are 16-byte vectors and a quarter warp reads contiguous words.
+template <typename L, int TM, int TN, int NTX, int NTY, int BW>
+struct RegTile {
+    typedef typename L::W W;
+    W acc[TM][TN];
+
+    // the cells from a tile in shared memory (cbase = ty * 4 * BW + tx * 4)
+    __device__ __forceinline__ void load(const W* cs, int cbase) {
+#pragma unroll
+        for (int g = 0; g < TM / 4; ++g)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int h = 0; h < TN / 4; ++h) {
+                    const W4<W> v = *reinterpret_cast<const W4<W>*>(cs + cbase + (g * NTY * 4 + j) * BW + h * NTX * 4);
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) acc[g * 4 + j][h * 4 + q] = v.v[q];
+                }
+    }
+
+    // one step of k: a_k = row k of the transposed left operand (64 words), b_k = row k of the right one
+    __device__ __forceinline__ void step(const W* a_k, const W* b_k, int tx, int ty) {
+        W a[TM], b[TN];
+#pragma unroll
+        for (int g = 0; g < TM / 4; ++g) {
+            const W4<W> v = *reinterpret_cast<const W4<W>*>(a_k + g * NTY * 4 + ty * 4);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) a[g * 4 + q] = v.v[q];
+        }
+#pragma unroll
+        for (int h = 0; h < TN / 4; ++h) {
+            const W4<W> v = *reinterpret_cast<const W4<W>*>(b_k + h * NTX * 4 + tx * 4);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) b[h * 4 + q] = v.v[q];
+        }
+#pragma unroll
+        for (int m = 0; m < TM; ++m)
+#pragma unroll
+            for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin(a[m], b[q], acc[m][q]);
+    }
+
+    // the cells into global memory at cdst (this thread's first cell; p elements per row),
+    // clamped at -INF when asked
+    template <bool CLAMP, typename T>
+    __device__ __forceinline__ void store(T* cdst, i64 p, T ninf) const {
+#pragma unroll
+        for (int g = 0; g < TM / 4; ++g)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int h = 0; h < TN / 4; ++h) {
+                    W4<W> v;
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        W xv = acc[g * 4 + j][h * 4 + q];
+                        if (CLAMP) xv = L::clampw(xv, ninf);
+                        v.v[q] = xv;
+                    }
+                    st_w4(cdst + (g * NTY * 4 + j) * p + h * NTX * 4 * L::EPW, v);
+                }
+    }
+};
+
 #endif  // FLOYDWARP_LANES_CUH

@@ -95,26 +95,13 @@ fw_minplus(T* c, i64 pc, const typename Lane<T>::W* __restrict__ at, i64 pa, con
     issue_cells(bi, bj);
     issue(bi, bj, 0, 0);
     pp_cp_async_commit();
-    // this thread's cells: rows g * NTY * 4 + ty * 4 + j, words h * NTX * 4 + tx * 4 + q
-    const int cbase = ty * 4 * BW + tx * 4;
-    W acc[TM][TN];
+    const int cbase = ty * 4 * BW + tx * 4;  // this thread's first cell in a tile (RegTile)
+    RegTile<L, TM, TN, NTX, NTY, BW> tile;
 #pragma unroll 1
     for (;;) {
         pp_cp_async_wait<0>();
         __syncthreads();
-        if (kk == 0) {
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int h = 0; h < TN / 4; ++h) {
-                        const W4<W> v =
-                            *reinterpret_cast<const W4<W>*>(Cs + cbase + (g * NTY * 4 + j) * BW + h * NTX * 4);
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) acc[g * 4 + j][h * 4 + q] = v.v[q];
-                    }
-        }
+        if (kk == 0) tile.load(Cs, cbase);
         // the next chunk: of this unit, or the first of the next one
         int nu = u, nk = kk + 1, nbi = bi, nbj = bj;
         if (nk == kt) {
@@ -132,43 +119,9 @@ fw_minplus(T* c, i64 pc, const typename Lane<T>::W* __restrict__ at, i64 pa, con
         const W* As = As0 + s * AW;
         const W* Bs = Bs0 + s * TW;
 #pragma unroll
-        for (int k = 0; k < B; ++k) {
-            W a[TM], bv[TN];
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g) {
-                const W4<W> v = *reinterpret_cast<const W4<W>*>(As + k * B + g * NTY * 4 + ty * 4);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) a[g * 4 + q] = v.v[q];
-            }
-#pragma unroll
-            for (int h = 0; h < TN / 4; ++h) {
-                const W4<W> v = *reinterpret_cast<const W4<W>*>(Bs + k * BW + h * NTX * 4 + tx * 4);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) bv[h * 4 + q] = v.v[q];
-            }
-#pragma unroll
-            for (int m = 0; m < TM; ++m)
-#pragma unroll
-                for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin(a[m], bv[q], acc[m][q]);
-        }
-        if (kk == kt - 1) {
-            T* cdst = c + ((i64)bi * B + ty * 4) * pc + (i64)bj * B + tx * 4 * EPW;
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int h = 0; h < TN / 4; ++h) {
-                        W4<W> v;
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            W xv = acc[g * 4 + j][h * 4 + q];
-                            if (CLAMP) xv = L::clampw(xv, ninf);
-                            v.v[q] = xv;
-                        }
-                        st_w4(cdst + (g * NTY * 4 + j) * pc + h * NTX * 4 * EPW, v);
-                    }
-        }
+        for (int k = 0; k < B; ++k) tile.step(As + k * B, Bs + k * BW, tx, ty);
+        if (kk == kt - 1)
+            tile.template store<CLAMP>(c + ((i64)bi * B + ty * 4) * pc + (i64)bj * B + tx * 4 * EPW, pc, ninf);
         if (!more) break;
         u = nu;
         kk = nk;

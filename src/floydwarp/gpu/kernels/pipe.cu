@@ -304,23 +304,13 @@ fw_pipe_p3(T* d, i64 p, const typename Lane<T>::W* __restrict__ ap, const T* __r
     issue(bi, bj, 0);
     pp_cp_async_commit();
     int s = 0;
-    // this thread's cells: rows g * NTY * 4 + ty * 4 + j, words h * NTX * 4 + tx * 4 + u
-    const int cbase = ty * 4 * BW + tx * 4;  // word offset of its first cell in a tile
+    const int cbase = ty * 4 * BW + tx * 4;  // this thread's first cell in a tile (RegTile)
 #pragma unroll 1
     for (int lin = begin; lin < end; ++lin) {
         pp_cp_async_wait<0>();
         __syncthreads();
-        W acc[TM][TN];
-#pragma unroll
-        for (int g = 0; g < TM / 4; ++g)
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int h = 0; h < TN / 4; ++h) {
-                    const W4<W> v = *reinterpret_cast<const W4<W>*>(Cs + cbase + (g * NTY * 4 + j) * BW + h * NTX * 4);
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) acc[g * 4 + j][h * 4 + u] = v.v[u];
-                }
+        RegTile<L, TM, TN, NTX, NTY, BW> tile;
+        tile.load(Cs, cbase);
         // the next tile of the run
         const bool more = lin + 1 < end;
         int nbi = bi, nbj = bj;
@@ -340,42 +330,9 @@ fw_pipe_p3(T* d, i64 p, const typename Lane<T>::W* __restrict__ ap, const T* __r
         const W* Bs = Bs0 + s * TW;
 
 #pragma unroll KU
-        for (int kk = 0; kk < B; ++kk) {
-            W a[TM], b[TN];
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g) {
-                const W4<W> v = *reinterpret_cast<const W4<W>*>(As + kk * B + g * NTY * 4 + ty * 4);
-#pragma unroll
-                for (int u = 0; u < 4; ++u) a[g * 4 + u] = v.v[u];
-            }
-#pragma unroll
-            for (int h = 0; h < TN / 4; ++h) {
-                const W4<W> v = *reinterpret_cast<const W4<W>*>(Bs + kk * BW + h * NTX * 4 + tx * 4);
-#pragma unroll
-                for (int u = 0; u < 4; ++u) b[h * 4 + u] = v.v[u];
-            }
-#pragma unroll
-            for (int m = 0; m < TM; ++m)
-#pragma unroll
-                for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin(a[m], b[q], acc[m][q]);
-        }
+        for (int kk = 0; kk < B; ++kk) tile.step(As + kk * B, Bs + kk * BW, tx, ty);
 
-        T* cdst = d + ((i64)bi * B + ty * 4) * p + (i64)bj * B + tx * 4 * EPW;
-#pragma unroll
-        for (int g = 0; g < TM / 4; ++g)
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int h = 0; h < TN / 4; ++h) {
-                    W4<W> v;
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        W xv = acc[g * 4 + j][h * 4 + u];
-                        if (CLAMP) xv = L::clampw(xv, ninf);
-                        v.v[u] = xv;
-                    }
-                    st_w4(cdst + (g * NTY * 4 + j) * p + h * NTX * 4 * EPW, v);
-                }
+        tile.template store<CLAMP>(d + ((i64)bi * B + ty * 4) * p + (i64)bj * B + tx * 4 * EPW, p, ninf);
         if (more && nbi != bi) {
             __syncthreads();  // every thread is done with the panel
             issue_panel(nbi);
