@@ -105,6 +105,8 @@ def main(argv=None):
     ap.add_argument("--weak-n", type=int, default=32768)
     ap.add_argument("--width", type=int, default=gpu_engine.DEFAULT_WIDTH)
     ap.add_argument("--no-lookahead-too", action="store_true", help="also time the largest P without lookahead")
+    ap.add_argument("--reserve-sms", type=int, nargs="*", default=[],
+                    help="also time the largest P with phase 3 leaving this many SMs to the lookahead stream")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -121,10 +123,10 @@ def main(argv=None):
         print(json.dumps(rec), flush=True)
         save()
 
-    def multi(mode, n, gpus, lookahead=True):
-        opts = {"lookahead": lookahead}
+    def multi(mode, n, gpus, lookahead=True, reserve=0):
+        opts = {"lookahead": lookahead, "reserve_sms": reserve}
         got = run_workers(bench_worker, (n, args.width, opts, args.seed), gpus, timeout=900)[0]
-        return record(mode, "gpu-2d", gpus, n, got, args.width, lookahead)
+        return dict(record(mode, "gpu-2d", gpus, n, got, args.width, lookahead), reserve_sms=reserve)
 
     plans = (("strong", lambda p: args.strong_n, args.strong_gpus),
              ("weak", lambda p: weak_n(args.weak_n, p), args.weak_gpus))
@@ -136,10 +138,13 @@ def main(argv=None):
         emit(base_fast)
         base_2d = None
         for p in gpu_counts:
-            variants = [True] + ([False] if args.no_lookahead_too and p == max(gpu_counts) and p > 1 else [])
-            for lookahead in variants:
+            variants = [(True, 0)]
+            if p == max(gpu_counts) and p > 1:
+                variants += [(False, 0)] if args.no_lookahead_too else []
+                variants += [(True, k) for k in args.reserve_sms if k]
+            for lookahead, reserve in variants:
                 t0 = time.perf_counter()
-                rec = multi(mode, n_of(p), p, lookahead)
+                rec = multi(mode, n_of(p), p, lookahead, reserve)
                 rec["wall_s"] = time.perf_counter() - t0
                 if base_2d is None and p == 1:
                     base_2d = rec
