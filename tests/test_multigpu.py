@@ -315,6 +315,24 @@ def test_worker_without_launcher_times_out():
         control.barrier()
 
 
+@pytest.mark.mpi
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec")
+def test_mpi_control_collectives():
+    """The same Control contract over MPI (CPU ranks: CI runs it)."""
+    pytest.importorskip("mpi4py")
+    import json
+
+    script = Path(__file__).parent / "mpi_scripts" / "control_collectives.py"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0")
+    proc = subprocess.run(["mpiexec", "-n", "3", sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(next(line for line in reversed(proc.stdout.splitlines()) if line.startswith("{")))
+    assert got == {"size": 3, "token": {"ids": [1, 2]}, "late": "from 2", "total": 6, "flag": True,
+                   "gathered": [0, 10, 20], "kind": "rank"}
+
+
 def test_cli_gpus_refuses_distributed():
     from typer.testing import CliRunner
 
