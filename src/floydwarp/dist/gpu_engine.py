@@ -279,7 +279,7 @@ class Gpu2D:
         if ops is None:
             from ..gpu import panel as ops
         cp, panel = xp, ops
-        self.cp, self.panel = cp, panel
+        self.cp, self.panel = xp, ops
         self.broadcast = broadcast or nccl_bcast
         self.part, self.grid, self.L, self.plan, self.comms = part, grid, local, plan, comms
         self.lookahead = lookahead
@@ -304,10 +304,9 @@ class Gpu2D:
 
     # -- steps 1-3 of round t, on ``stream``; returns (R, CT, roles) for phase 3
     def panels(self, t, stream):
-        cp, pn, g, L = self.cp, self.panel, self.grid, self.L
-        roles = self.part.round_roles(t, g)
+        pn, L = self.panel, self.L
+        roles = self.part.round_roles(t, self.grid)
         w, lr, lc = roles["width"], roles["local_row"], roles["local_col"]
-        rows, cols = L.shape
         slot = t % 2
         P = self.P[:w * w].reshape(w, w)
         PT = self.PT[:w * w].reshape(w, w)
