@@ -460,13 +460,14 @@ def test_cli_gpus_checks():
 @pytest.mark.multigpu
 @needs_two
 @pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec")
-def test_mpi_gpu_algorithms_under_mpiexec():
+def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
+    """mpi/gpu-2d and mpi/gpu-rows against the cpu backend, gathered and written rank by rank."""
     pytest.importorskip("mpi4py")
     script = Path(__file__).parent / "mpi_scripts" / "check_gpu.py"
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1")
-    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 

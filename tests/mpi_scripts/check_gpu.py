@@ -4,6 +4,7 @@ Rank 0 prints one JSON line: {"cases": N, "failures": [...]}.
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 from mpi4py import MPI
@@ -18,25 +19,32 @@ graphs = [
     ("negative cycle", fw.generate.erdos_renyi(140, 10, seed=3, weights=(-4, 10))),
     ("one vertex", fw.Graph.from_edges([], [], [], n=1)),
 ]
-for name, g in graphs:
+folder = Path(sys.argv[1]) if len(sys.argv) > 1 else None      # where results are written rank by rank
+for gi, (name, g) in enumerate(graphs):
     ref = fw.solve(g, backend="cpu", dtype="float64") if rank == 0 else None
-    for algorithm, bs in (("gpu-2d", 64), ("gpu-2d", 128), ("gpu-rows", None)):
-        for dtype in ("int32", "float32"):
-            cases += 1
-            r = fw.solve(g, backend="mpi", algorithm=algorithm, dtype=dtype, block_size=bs)
-            if rank != 0:
-                continue
-            label = f"{name} {algorithm} bs={bs} {dtype}"
-            if set(r.negative_cycle_vertices) != set(ref.negative_cycle_vertices):
-                failures.append(f"{label}: negative cycle vertices differ")
-                continue
-            got, want = r.to_dense().astype(np.float64), ref.to_dense()
-            if ref.has_negative_cycle:
-                nc = ref.negative_cycles
-                keep = ~((nc.reach_to.T.astype(np.int64) @ nc.reach_from.astype(np.int64)) > 0)
-                got, want = got[keep], want[keep]
-            if not np.allclose(got, want, rtol=1e-5, atol=0):
-                failures.append(f"{label}: distances differ")
+    runs = [(a, bs, dt, None) for a, bs in (("gpu-2d", 64), ("gpu-2d", 128), ("gpu-rows", None))
+            for dt in ("int32", "float32")]
+    if folder is not None:      # every rank writes its part of one .npy result
+        runs += [("gpu-2d", 64, "int32", folder / f"g{gi}.npy"), ("gpu-rows", None, "float32", folder / f"r{gi}.npy")]
+    for algorithm, bs, dtype, out in runs:
+        cases += 1
+        extra = {} if out is None else {"output_file": out, "parallel_write": True}
+        r = fw.solve(g, backend="mpi", algorithm=algorithm, dtype=dtype, block_size=bs, **extra)
+        if rank != 0:
+            continue
+        label = f"{name} {algorithm} bs={bs} {dtype}" + ("" if out is None else " written by ranks")
+        if out is not None and r.metadata.get("written_by_ranks") != MPI.COMM_WORLD.Get_size():
+            failures.append(f"{label}: not written rank by rank")
+        if set(r.negative_cycle_vertices) != set(ref.negative_cycle_vertices):
+            failures.append(f"{label}: negative cycle vertices differ")
+            continue
+        got, want = r.to_dense().astype(np.float64), ref.to_dense()
+        if ref.has_negative_cycle:
+            nc = ref.negative_cycles
+            keep = ~((nc.reach_to.T.astype(np.int64) @ nc.reach_from.astype(np.int64)) > 0)
+            got, want = got[keep], want[keep]
+        if not np.allclose(got, want, rtol=1e-5, atol=0):
+            failures.append(f"{label}: distances differ")
 if rank == 0:
     print(json.dumps({"cases": cases, "failures": failures, "size": MPI.COMM_WORLD.Get_size()}))
     sys.stdout.flush()

@@ -540,16 +540,38 @@ def _device_for_rank(comm) -> int:
 
 
 def _mpi_gpu(graph, plan, width, grid_shape):
+    """The mpi backend's GPU run: the result gathered to rank 0 when it fits there, else
+    written rank by rank into ``output_file`` (:mod:`floydwarp.dist.output`, as the CPU
+    algorithms do)."""
+    from . import output
+
     comm = mpi_util.world()
     with mpi_util.abort_on_error(comm):
         check_plan(plan)
         control = MpiControl(comm)
+        device = _device_for_rank(comm)
+    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
 
+    def run(p):
         def read_rows(lo, hi, c0, c1):
-            return graph.matrix_rows(lo, hi, plan.dtype, plan.inf)[:, c0:c1]
+            return graph.matrix_rows(lo, hi, p.dtype, p.inf)[:, c0:c1]
 
-        L, part, grid, timings, negative, meta = run_rank(control, plan, read_rows, _device_for_rank(comm),
-                                                          width=width, grid_shape=grid_shape)
+        return run_rank(control, p, read_rows, device, width=width, grid_shape=grid_shape)
+
+    if target is not None:
+        meta = {"processes": comm.Get_size(), "grid": list(choose_grid(comm.Get_size(), grid_shape)),
+                "panel_width": width}
+
+        def compute(p):
+            with mpi_util.abort_on_error(comm):
+                L, part, grid, timings, _, _ = run(p)
+                parts = [output.Part(lo, lo + band.shape[0], c0, c0 + band.shape[1], band)
+                         for lo, c0, band in download_bands(L, part, grid)]
+                return parts, timings
+
+        return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
+    with mpi_util.abort_on_error(comm):
+        L, part, grid, timings, negative, meta = run(plan)
         t = time.perf_counter()
         dist = gather_to_root(comm, L, part, grid, plan.dtype)
         timings["gather"] = time.perf_counter() - t
@@ -557,16 +579,9 @@ def _mpi_gpu(graph, plan, width, grid_shape):
 
 
 def gather_to_root(comm, L, part, grid, dtype, root=0):
-    """The n x n result on ``root`` (host memory), each block sent in bands (host buffers only)."""
-    from ..gpu.layout import format_bytes
-
+    """The n x n result on ``root`` (host memory), each block sent in bands (host buffers only).
+    ``output.choose_target`` decided beforehand that it fits."""
     n = part.n
-    need = n * n * np.dtype(dtype).itemsize
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    fits = comm.bcast(need <= total if comm.Get_rank() == root else None, root=root)
-    if not fits:
-        raise FloydwarpError(f"the result ({format_bytes(need)}) does not fit in rank {root}'s memory "
-                             f"({format_bytes(total)}); use fewer vertices or the CPU mpi algorithms")
     if comm.Get_rank() != root:
         for lo, c0, band in download_bands(L, part, grid):
             comm.send((lo, c0, band.shape), dest=root, tag=11)
