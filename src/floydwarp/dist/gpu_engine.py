@@ -43,14 +43,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FloydwarpError
+from ..gpu.layout import round_up
+from ..gpu.panel import UNIT   # every dimension the panel kernel accepts is a multiple of it
 from ..plan import EngineOutput
 from ..registry import register
 from . import mpi as mpi_util
 from .control import Control, MpiControl
 from .grid import ProcessGrid
 
-#: every dimension the panel kernel accepts is a multiple of this
-UNIT = 64
 #: default panel width: wide enough that a round's NCCL traffic and pivot work are
 #: small against its phase 3, narrow enough that the pivot closure stays short
 DEFAULT_WIDTH = 512
@@ -58,10 +58,6 @@ DEFAULT_WIDTH = 512
 ROWS_WIDTH = UNIT
 #: rows per host <-> device copy when loading and gathering blocks
 BAND_BYTES = 256 << 20
-
-
-def round_up(x: int, m: int) -> int:
-    return -(-int(x) // int(m)) * int(m)
 
 
 def split_bounds(count: int, parts: int) -> list[int]:
