@@ -474,3 +474,15 @@ def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
     # the JSON line (Open MPI may add terminal escapes after it)
     summary = json.loads(next(line for line in reversed(proc.stdout.splitlines()) if line.startswith("{")))
     assert summary["cases"] >= 8 and summary["failures"] == []
+
+
+def test_refusals_before_any_collective(tmp_path):
+    from floydwarp.dist.gpu_engine import check_plan
+
+    dt = numeric.canonical_dtype("int32")
+    base = dict(n=10, dtype=dt, inf=numeric.inf_of(dt), clamp=False, backend="multigpu", algorithm="gpu-2d")
+    with pytest.raises(FloydwarpError, match="distances only"):
+        check_plan(Plan(**base, predecessors=True))
+    with pytest.raises(FloydwarpError, match="does not checkpoint"):
+        check_plan(Plan(**base, options={"checkpoint": tmp_path}))
+    check_plan(Plan(**base))

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import checkpoint
 from ..errors import FloydwarpError
 from ..gpu.layout import round_up
 from ..gpu.panel import UNIT   # every dimension the panel kernel accepts is a multiple of it
@@ -420,6 +421,9 @@ def check_plan(plan):
     if plan.predecessors:
         raise FloydwarpError(f"{plan.backend}/{plan.algorithm} computes distances only; for predecessors use "
                              "the CPU algorithms of the mpi backend (blocked-2d, rows) or backend='gpu'")
+    if checkpoint.requested(plan):
+        raise FloydwarpError(f"{plan.backend}/{plan.algorithm} does not checkpoint; gpu/fast (one GPU, out of "
+                             "core), cpu/blocked and mpi/blocked-2d do")
 
 
 def upload_block(read_rows, part: BlockPartition, grid: ProcessGrid, dtype, inf):
