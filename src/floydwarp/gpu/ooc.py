@@ -297,8 +297,9 @@ def solve_out_of_core(graph, plan) -> EngineOutput:
     host = HostMatrix.create(n, dt, plan.options.get("workdir"), STREAMS + 1, w * w * dt.itemsize)
     host.fill_from(graph, dt, plan.inf)
     timings["setup"] = time.perf_counter() - t0
+    kind = "pinned" if host.pinned else ("memory-mapped" if plan.options.get("workdir") else "pageable")
     meta = {"device": dev["name"], "out_of_core": True, "panel_width": w, "rounds": lay.rounds,
-            "host_memory": "pinned" if host.pinned else ("memory-mapped" if plan.options.get("workdir") else "pageable"), "gpu_bytes": lay.device_bytes,
+            "host_memory": kind, "gpu_bytes": lay.device_bytes,
             "pcie_h2d_bytes_per_s": bw["h2d"], "pcie_d2h_bytes_per_s": bw["d2h"],
             "needed_width": needed_width(dt.itemsize, EXPECTED_RATE.get(dt.name, 14e12), bandwidth)}
     if n == 0:
