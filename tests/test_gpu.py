@@ -249,9 +249,13 @@ def test_pipe_p12_layouts(dtype, layout):
 
 
 def test_phase_timings():
-    r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", phases=True)
+    r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", fast_variant="pipe", phases=True)
     assert {"phase2", "phase3"} <= set(r.timings)   # "pipe" fuses phase 1 into phase 2's launch
     assert r.timings["phase3"] <= r.timings["compute"] * 1.01
+    r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", fast_variant="wide", wide_width=256,
+                 phases=True)
+    assert {"phase1", "phase2", "phase3"} <= set(r.timings)
+    assert sum(r.timings[p] for p in ("phase1", "phase2", "phase3")) <= r.timings["compute"] * 1.01
 
 
 def test_bad_options():
@@ -326,6 +330,9 @@ def test_cupy_negative_cycle(dtype):
 def test_too_large_for_memory_is_refused_before_allocating():
     g = fw.Graph.from_edges(np.zeros(0, int), np.zeros(0, int), n=400_000)
     with pytest.raises(FloydwarpError, match=r"needs \d+ bytes .* only \d+ bytes"):
+        fw.solve(g, backend="gpu", algorithm="blocked", dtype="int32")
+    # "fast" would stream it from host memory, which has no room for 640 GB either
+    with pytest.raises(FloydwarpError, match="in host memory"):
         fw.solve(g, backend="gpu", dtype="int32")
 
 

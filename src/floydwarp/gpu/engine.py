@@ -21,6 +21,7 @@ copy back, or the unpadding copy on the device).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 
@@ -119,14 +120,20 @@ class Ctx:
         self.plan.report(done, total)
 
     def launch(self, phase, kern, grid, block, args, shared_mem=0):
-        if self.phase_events is None:
+        with self.phase(phase):
             kern(grid, block, args, shared_mem=shared_mem)
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Time what is launched inside under ``name`` (when options["phases"] asks)."""
+        if self.phase_events is None:
+            yield
             return
         a, b = self.cp.cuda.Event(), self.cp.cuda.Event()
         a.record()
-        kern(grid, block, args, shared_mem=shared_mem)
+        yield
         b.record()
-        self.phase_events.setdefault(phase, []).append((a, b))
+        self.phase_events.setdefault(name, []).append((a, b))
 
     def phase_timings(self):
         if not self.phase_events:

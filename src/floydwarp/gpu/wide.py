@@ -43,12 +43,15 @@ def run(ctx) -> None:
         pivot = d[k0:k0 + kw, k0:k0 + kw]
         rows, cols = d[k0:k0 + kw], d[:, k0:k0 + kw]
         ct = col_t[:kw]
-        panel.close_block(pivot, plan)
-        panel.minplus(rows, panel.to_words(pivot, out=piv_t[:kw, :kw]), rows, clamp=clamp, ninf=ninf,
-                      skip_cols=skip)
-        panel.to_words(cols, out=ct)            # the column panel before its update ...
-        panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
-        panel.to_words(cols, out=ct)            # ... and after: the left operand of the rest
-        panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
+        with ctx.phase("phase1"):
+            panel.close_block(pivot, plan)
+        with ctx.phase("phase2"):
+            panel.minplus(rows, panel.to_words(pivot, out=piv_t[:kw, :kw]), rows, clamp=clamp, ninf=ninf,
+                          skip_cols=skip)
+            panel.to_words(cols, out=ct)            # the column panel before its update ...
+            panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
+            panel.to_words(cols, out=ct)            # ... and after: the left operand of the rest
+        with ctx.phase("phase3"):
+            panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
         ctx.report(r + 1, rounds)
 
