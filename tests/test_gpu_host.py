@@ -283,3 +283,22 @@ def test_pipe_round_structure_is_floyd_warshall(n, b):
         np.fill_diagonal(w, 0)
         want, got = _fw(w), _pipe_emulated(w, b)
         np.testing.assert_array_equal(np.where(want > big // 2, big, want), np.where(got > big // 2, big, got))
+
+
+def test_fast_falls_back_where_shared_memory_is_short(monkeypatch):
+    """'wide' (80 KiB per block for 4-byte types) and 'pipe' need more shared memory than a
+    Turing GPU allows (64 KiB): 'fast' then runs 'vec' there."""
+    from floydwarp.gpu import panel
+
+    assert panel.minplus_shape("int32")[3] == 80 * 1024 and panel.minplus_shape("int16")[3] == 56 * 1024
+    turing = {"name": "Turing", "smem_optin": 64 * 1024, "cc": 75, "sm_count": 40}
+    hopper = dict(turing, name="Hopper", smem_optin=227 * 1024, cc=90)
+    monkeypatch.setattr(engine, "_device", lambda: turing)
+    assert engine._variant_fits("int32", None) == "vec"
+    assert engine._variant_fits("int16", None) is None          # int16's 56 KiB fit: "wide" stays
+    assert engine._variant_fits("float64", None) is None        # "vec" already
+    c = np.zeros((64, 64), np.int32)
+    with pytest.raises(fw.FloydwarpError, match="shared memory"):
+        panel.minplus(c, c.copy(), c.copy(), clamp=False, ninf=0)
+    monkeypatch.setattr(engine, "_device", lambda: hopper)
+    assert engine._variant_fits("int32", None) is None and engine.fast_variant("int32") == engine.WIDE

@@ -772,7 +772,7 @@ def _run_fast(ctx):
     requested = ctx.plan.options.get("fast_variant")
     if dev["cc"] < 80 and requested == "async":
         requested = "tiled"   # cp.async needs sm_80
-    requested = _pipe_fits(dt, requested)
+    requested = _variant_fits(dt, requested)
     variant = fast_variant(dt, requested)
     if variant == WIDE:
         return wide.run(ctx)
@@ -803,16 +803,19 @@ def _run_fast(ctx):
 def _fast_tile(plan):
     if plan.predecessors:
         return 64
-    requested = _pipe_fits(plan.dtype, plan.options.get("fast_variant"))
+    requested = _variant_fits(plan.dtype, plan.options.get("fast_variant"))
     if fast_variant(plan.dtype, requested) == WIDE:
         return panel.UNIT
     return fast_config(plan.dtype, _device()["smem_optin"], requested)["b"]
 
 
-def _pipe_fits(dtype, requested):
-    """The requested variant, or "vec" where "pipe" would be chosen but its phase 3
-    does not fit in this device's shared memory."""
-    if fast_variant(dtype, requested) == "pipe" and max(pipe_smem(dtype)) > _device()["smem_optin"]:
+def _variant_fits(dtype, requested):
+    """The requested variant, or "vec" where "pipe" or "wide" would be chosen but its
+    kernels need more shared memory per block than this device has (minplus.cu: 80 KiB
+    for 4-byte types; Turing allows 64)."""
+    variant = fast_variant(dtype, requested)
+    need = {"pipe": lambda: max(pipe_smem(dtype)), WIDE: lambda: panel.minplus_shape(dtype)[3]}.get(variant)
+    if need is not None and need() > _device()["smem_optin"]:
         return "vec"
     return requested
 

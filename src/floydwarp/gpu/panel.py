@@ -114,6 +114,9 @@ def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), 
     if mt <= 0 or nt <= 0 or k == 0:
         return c
     tm, tn, threads, smem, minb = minplus_shape(dt)
+    if smem > _device()["smem_optin"]:
+        raise FloydwarpError(f"the panel product needs {smem} bytes of shared memory per block for {dt.name}; "
+                             f"{_device()['name']} allows {_device()['smem_optin']}")
     name = modules.name_expression("fw_minplus", dt, tm, tn, threads, minb, bool(clamp))
     kern = modules.kernel("minplus.cu", name, _group(dt), dynamic_smem=smem)
     grid = _occupancy(kern, threads, smem) * _device()["sm_count"]
