@@ -21,8 +21,9 @@ def test_width_is_capped_by_n_and_by_the_panel_limit():
 
 
 def test_a_slow_link_asks_for_wider_panels():
-    need = ooc.needed_width(4, 14e12, 5e9)      # 2 * 14e12 * 4 / 5e9 = 22400
-    assert need == 22400
+    assert ooc.needed_width(4, 14e12, 5e9) == 22400      # 2 * 14e12 * 4 / 5e9
+    need = ooc.needed_width(4, ooc.EXPECTED_RATE["int32"], 5e9)
+    assert need > ooc.PANEL_MAX
     assert ooc.choose_width(200_000, "int32", 10 ** 12, bandwidth=5e9) == need
 
 

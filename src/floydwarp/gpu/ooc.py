@@ -39,9 +39,9 @@ from .layout import format_bytes, round_up
 STREAMS = 3
 #: panel width bounds; wider panels make fewer rounds but longer pivot closures
 PANEL_MIN, PANEL_MAX = 64, 4096
-#: the panel product's rate on an H100 (bench/NOTES.md), relaxations per second: the
-#: width is chosen so that a tile's product outlasts its copies at this rate
-EXPECTED_RATE = {"int16": 28e12, "int32": 14e12, "float32": 11.5e12, "int64": 1.7e12, "float64": 3.0e12}
+#: the panel product's rate on an H100 (bench/NOTES.md: M = 16384, K = 4096), relaxations per
+#: second: the width is chosen so that a tile's product outlasts its copies at this rate
+EXPECTED_RATE = {"int16": 28.7e12, "int32": 14.9e12, "float32": 12.0e12, "int64": 3.1e12, "float64": 1.1e12}
 #: device memory left aside for CuPy's pools, the pivot closure's scratch and the driver
 RESERVE_BYTES = 16 << 20
 #: bytes copied each way by the PCIe probe
@@ -96,7 +96,7 @@ def choose_width(n: int, dtype, budget: int, bandwidth: float | None = None) -> 
     wsz = panel.word_dtype(dt).itemsize
     upper = PANEL_MAX
     if bandwidth:
-        upper = max(upper, needed_width(dt.itemsize, EXPECTED_RATE.get(dt.name, 14e12), bandwidth))
+        upper = max(upper, needed_width(dt.itemsize, EXPECTED_RATE[dt.name], bandwidth))
     upper = min(upper, round_up(max(n, 1), panel.UNIT))
     best = None
     for w in range(PANEL_MIN, upper + 1, panel.UNIT):
@@ -301,7 +301,7 @@ def solve_out_of_core(graph, plan) -> EngineOutput:
     meta = {"device": dev["name"], "out_of_core": True, "panel_width": w, "rounds": lay.rounds,
             "host_memory": kind, "gpu_bytes": lay.device_bytes,
             "pcie_h2d_bytes_per_s": bw["h2d"], "pcie_d2h_bytes_per_s": bw["d2h"],
-            "needed_width": needed_width(dt.itemsize, EXPECTED_RATE.get(dt.name, 14e12), bandwidth)}
+            "needed_width": needed_width(dt.itemsize, EXPECTED_RATE[dt.name], bandwidth)}
     if n == 0:
         host.release()
         return EngineOutput(host.array, None, timings, metadata=meta)
