@@ -14,6 +14,7 @@ Every method is collective: every process calls it, in the same order.
 """
 from __future__ import annotations
 
+import abc
 import operator
 from functools import reduce
 
@@ -38,7 +39,7 @@ def reduce_values(values, op: str):
     return reduce(fn, values)
 
 
-class Control:
+class Control(abc.ABC):
     """Collectives on small picklable objects among ``size`` processes."""
 
     rank: int
@@ -46,17 +47,17 @@ class Control:
     #: what a process is called in messages ("rank", "worker")
     kind: str = "process"
 
+    @abc.abstractmethod
     def bcast(self, obj, root: int = 0):
         """``obj`` of process ``root``, on every process."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def allreduce(self, value, op: str = "sum"):
         """Every process's ``value`` combined with ``op`` (see :data:`REDUCTIONS`), on every process."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def gather(self, obj, root: int = 0):
         """The list of every process's ``obj`` (by rank) on ``root``; None elsewhere."""
-        raise NotImplementedError
 
     def barrier(self):
         self.allreduce(None, "or")

@@ -154,6 +154,20 @@ def _line_structure(buf: np.ndarray):
     return line_starts, counts, token_starts
 
 
+def _chunk_lines(data: bytes, lo: int, hi: int, ncols: int, columns: Sequence[str], path: Path):
+    """``data[lo:hi]``, its token count per line and its token starts, refusing the first
+    line that holds neither 0 nor ``ncols`` tokens (naming its line in ``path``)."""
+    chunk = data[lo:hi]
+    line_starts, counts, token_starts = _line_structure(np.frombuffer(chunk, dtype=np.uint8))
+    bad = np.flatnonzero((counts != 0) & (counts != ncols))
+    if bad.size:
+        k = int(bad[0])
+        raise FloydwarpError(
+            f"{path}: line {line_of(data, lo + int(line_starts[k]))}: expected {ncols} fields "
+            f"({' '.join(columns[:ncols])}), found {int(counts[k])}")
+    return chunk, counts, token_starts
+
+
 def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
                   *, integer_columns: Sequence[int] = ()) -> np.ndarray:
     """Parse every non-blank line of ``data`` as ``ncols`` numbers: an ``(L, ncols)`` array.
@@ -165,17 +179,7 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
     parts = []
     integral = True
     for lo, hi in _chunks(data):
-        chunk = data[lo:hi]
-        buf = np.frombuffer(chunk, dtype=np.uint8)
-        line_starts, counts, _ = _line_structure(buf)
-        bad = np.flatnonzero((counts != 0) & (counts != ncols))
-        if bad.size:
-            k = int(bad[0])
-            off = lo + int(line_starts[k])
-            found = int(counts[k])
-            raise FloydwarpError(
-                f"{path}: line {line_of(data, off)}: expected {ncols} fields "
-                f"({' '.join(columns[:ncols])}), found {found}")
+        chunk, counts, _ = _chunk_lines(data, lo, hi, ncols, columns, path)
         expected = int(np.count_nonzero(counts)) * ncols
         if expected == 0:                # blank lines only (NumPy's parser refuses those)
             continue
@@ -252,18 +256,10 @@ def record_tokens(data: bytes, ncols: int, columns: Sequence[str], path: Path) -
     """
     cols = [[] for _ in range(ncols)]
     for lo, hi in _chunks(data):
-        chunk = data[lo:hi]
-        buf = np.frombuffer(chunk, dtype=np.uint8)
-        line_starts, counts, token_starts = _line_structure(buf)
-        bad = np.flatnonzero((counts != 0) & (counts != ncols))
-        if bad.size:
-            k = int(bad[0])
-            off = lo + int(line_starts[k])
-            raise FloydwarpError(
-                f"{path}: line {line_of(data, off)}: expected {ncols} fields "
-                f"({' '.join(columns[:ncols])}), found {int(counts[k])}")
+        chunk, _, token_starts = _chunk_lines(data, lo, hi, ncols, columns, path)
         if token_starts.size == 0:
             continue
+        buf = np.frombuffer(chunk, dtype=np.uint8)
         ws = np.empty(buf.size + 1, dtype=bool)
         ws[:-1] = buf <= 32
         ws[-1] = True
@@ -359,3 +355,14 @@ def refuse_nonfinite(values: np.ndarray, path: Path, where: Callable[[int], int]
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise FloydwarpError(f"{path}: line {where(k)}: {what} {values[k]} is not a finite number")
+
+
+def integer_ids(ids: np.ndarray, path: Path, where: Callable[[int], int], what: str) -> np.ndarray:
+    """``ids`` (records x columns) as int64, refusing the first record with a fraction."""
+    if ids.dtype.kind != "f":
+        return ids
+    frac = np.flatnonzero(np.any(ids != np.floor(ids), axis=1))
+    if frac.size:
+        r = int(frac[0])
+        raise FloydwarpError(f"{path}: line {where(r)}: {what} must be integers, found {ids[r].tolist()}")
+    return ids.astype(np.int64)

@@ -52,13 +52,7 @@ def read(path) -> Graph:
     def where(r):
         return _text.line_of(data, body + _text.record_offsets(stripped, 3, np.array([r]))[0])
 
-    ids = values[:, :2]
-    if ids.dtype.kind == "f":
-        frac = np.flatnonzero(np.any(ids != np.floor(ids), axis=1))
-        if frac.size:
-            r = int(frac[0])
-            raise FloydwarpError(f"{path}: line {where(r)}: vertex ids must be integers, found {ids[r].tolist()}")
-        ids = ids.astype(np.int64)
+    ids = _text.integer_ids(values[:, :2], path, where, "vertex ids")
     bad = np.flatnonzero(np.any((ids < 1) | (ids > n), axis=1))
     if bad.size:
         r = int(bad[0])

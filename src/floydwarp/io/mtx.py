@@ -85,13 +85,7 @@ def read(path) -> Graph:
     def where(r):
         return _text.line_of(data, entries_at + _text.record_offsets(entries, ncols, np.array([r]))[0])
 
-    ij = values[:, :2]
-    if ij.dtype.kind == "f":
-        frac = np.flatnonzero(np.any(ij != np.floor(ij), axis=1))
-        if frac.size:
-            r = int(frac[0])
-            raise FloydwarpError(f"{path}: line {where(r)}: row and column must be integers, found {ij[r].tolist()}")
-        ij = ij.astype(np.int64)
+    ij = _text.integer_ids(values[:, :2], path, where, "row and column")
     bad = np.flatnonzero(np.any((ij < 1) | (ij > n), axis=1))
     if bad.size:
         r = int(bad[0])
