@@ -326,7 +326,7 @@ class _Rounds:
 
         self.cp, self.host, self.lay, self.plan = cp, host, lay, plan
         dt = np.dtype(plan.dtype)
-        self.dt, self.inf = dt, dt.type(plan.inf)
+        self.inf = dt.type(plan.inf)
         self.ninf = -self.inf if dt.kind == "i" else dt.type(-np.inf)
         w, npad = lay.w, lay.padded
         wd = panel.word_dtype(dt)

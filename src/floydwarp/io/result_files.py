@@ -104,7 +104,7 @@ def npy_temp_files(path, *, has_pred, inputs=()):
 def write_npy(result, path, *, inputs=()):
     host = result.to_host()
     has_pred = host.pred is not None
-    meta_path = npy_paths(path)[2]
+    dist_path, _, meta_path = npy_paths(path)
     text = npy_sidecar(meta_path, n=host.n, dtype=host.dtype, inf=host.inf, has_pred=has_pred, labels=host.labels,
                        backend=host.backend, algorithm=host.algorithm, timings=host.timings,
                        num_edges=host.num_edges, metadata=host.metadata)
@@ -115,7 +115,7 @@ def write_npy(result, path, *, inputs=()):
             with open(pred_tmp, "wb") as fh:
                 np.save(fh, np.asarray(host.pred, dtype=np.int32), allow_pickle=False)
         meta_tmp.write_text(text)
-    return npy_paths(path)[0]
+    return dist_path
 
 
 def read_npy(path):
