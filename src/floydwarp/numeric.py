@@ -93,10 +93,16 @@ def fits(dtype, stats: WeightStats) -> bool:
     """True when the dtype provably holds every shortest path (a-priori bound)."""
     dt = np.dtype(dtype)
     if dt.kind == "i":
-        return stats.integral and _int_span(stats) < int(inf_of(dt))
+        return holds(stats, int(inf_of(dt)))
     if dt.name == "float32":
         return not stats.integral or _int_span(stats) <= _FLOAT32_EXACT
     return True
+
+
+def holds(stats: WeightStats, inf: int) -> bool:
+    """True when integer arithmetic with the sentinel ``inf`` provably holds every shortest
+    path (integral weights, span below ``inf``; also for the narrower keys of gpu/keyed.py)."""
+    return stats.integral and _int_span(stats) < inf
 
 
 def _int_span(stats: WeightStats) -> int:

@@ -24,6 +24,9 @@ class Plan:
     progress: Callable[[int, int], None] | None = None
     #: engine-specific options (e.g. ``output="host"`` for the GPU)
     options: dict = field(default_factory=dict)
+    #: the graph's weight statistics (numeric.WeightStats), for engines that pick a
+    #: narrower arithmetic where the weights allow it (gpu/keyed.py)
+    stats: Any = None
 
     def report(self, done, total):
         if self.progress is not None:

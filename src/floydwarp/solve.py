@@ -64,11 +64,12 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
-                block_size=block_size, threads=threads, options=options)
+                block_size=block_size, threads=threads, options=options, stats=stats)
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out, negative = _run(impl, graph, plan, stats)
-        if plan.predecessors and not negative and not impl.k_order and _pred_loops(out):
+        if plan.predecessors and not negative and not impl.k_order and _loops_possible(plan, stats) \
+                and _pred_loops(out):
             out = _rerun_in_k_order(graph, plan, stats, out)
     if out.dist is None:
         return None        # an MPI rank other than 0: the result lives on rank 0
@@ -106,6 +107,12 @@ def _run(impl, graph, plan, stats):
 def _has_negative_diagonal(dist) -> bool:
     xp = array_module(dist)
     return bool((xp.diagonal(dist) < 0).any())
+
+
+def _loops_possible(plan, stats) -> bool:
+    """In exact (integer) arithmetic every predecessor edge is tight, so a loop of them is
+    a zero-weight cycle: with every weight positive there is none to look for."""
+    return not (numeric.is_integer(plan.dtype) and stats.min_weight > 0)
 
 
 def _pred_loops(out) -> bool:

@@ -32,7 +32,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register, register_backend
-from . import modules, ooc, panel, traffic, wide
+from . import keyed, modules, ooc, panel, traffic, wide
 from .layout import Layout, format_bytes
 
 #: ``backend="auto"`` takes the GPU from this many vertices on.  Seed 000 measured the
@@ -115,6 +115,8 @@ class Ctx:
 
         #: options["phases"]: time each phase with CUDA events ("phase1", "phase2", "phase3")
         self.phase_events = {} if plan.options.get("phases") else None
+        #: what the kernels chose, for the result's metadata
+        self.meta = {}
 
     def report(self, done, total):
         self.plan.report(done, total)
@@ -254,7 +256,8 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
         pred = None if pr is None else _unpad(cp, rt, pr, lay, 4, np.dtype(np.int32), to_device, pred=True)
         cp.cuda.Device().synchronize()
         timings["d2h"] = time.perf_counter() - t3
-        meta = {"device": _device()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes}
+        meta = {"device": _device()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes,
+                **ctx.meta}
         return EngineOutput(dist, pred, timings, metadata=meta)
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise FloydwarpError(
@@ -766,7 +769,12 @@ def _occupancy(kern, threads, smem):
 def _run_fast(ctx):
     dt = ctx.dtype
     if ctx.pr is not None:
-        # Predecessors double the registers per cell: run the blocked kernels (B = 64).
+        kp = keyed.plan_keys(ctx.plan, ctx.n) if _variant_fits(np.int32, WIDE) == WIDE else None
+        if kp is not None and keyed.run(ctx, kp):
+            ctx.meta["predecessors"] = "keyed"
+            return None
+        # a predecessor register beside each cell: the blocked kernels (B = 64)
+        ctx.meta["predecessors"] = "blocked"
         return _run_blocked(ctx, ctx.lay.tile)
     dev = _device()
     requested = ctx.plan.options.get("fast_variant")
@@ -903,9 +911,10 @@ def _blocked_vec(ctx):
 
 
 @_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
-            description="production kernel: blocked FW, phases 1-2 fused into one launch and a persistent, "
-                        "double-buffered phase 3 for int16/int32/float32 ('pipe'), vectorized phase 3 for 8-byte "
-                        "types (options['fast_variant']: 'pipe', 'vec', 'tiled', 'async'); DPX add-min on sm_90")
+            description="production kernel: rounds of 2048 pivot columns as min-plus panel products with the "
+                        "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
+                        "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); int16/int32 "
+                        "predecessors ride in the distance word ('keyed'); DPX add-min on sm_90")
 def _fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     _run_fast(ctx)

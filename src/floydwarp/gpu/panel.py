@@ -15,6 +15,7 @@ into words (``to_words``), as the persistent phase-3 kernels do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -51,11 +52,30 @@ def minplus_shape(dtype):
     return tm, tn, threads, smem, minb
 
 
+@functools.lru_cache(maxsize=None)
 def _group(dtype):
     tm, tn, nt, _, minb = minplus_shape(dtype)
     exprs = [modules.name_expression("fw_minplus", dtype, tm, tn, nt, minb, clamp) for clamp in (False, True)]
     exprs.append(modules.name_expression("fw_to_words", dtype))
     return tuple(exprs)
+
+
+# The launch settings are looked up once: a keyed run (keyed.py) makes thousands of small
+# products, whose Python overhead would otherwise outlast their GPU time.
+@functools.lru_cache(maxsize=None)
+def _words_kernel(dtype):
+    return modules.kernel("minplus.cu", modules.name_expression("fw_to_words", dtype), _group(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _minplus_kernel(dtype, clamp: bool):
+    """``fw_minplus`` for a dtype, and how many of its blocks fit on an SM."""
+    from .engine import _occupancy
+
+    tm, tn, threads, smem, minb = minplus_shape(dtype)
+    name = modules.name_expression("fw_minplus", dtype, tm, tn, threads, minb, clamp)
+    kern = modules.kernel("minplus.cu", name, _group(dtype), dynamic_smem=smem)
+    return kern, _occupancy(kern, threads, smem)
 
 
 def _pitch(a) -> int:
@@ -69,9 +89,10 @@ def _check_multiple(what, x):
         raise FloydwarpError(f"{what} = {x} is not a multiple of {UNIT}")
 
 
-def to_words(a, out=None, stream=None):
+def to_words(a, out=None, stream=None, keep=-1):
     """``a`` (rows x cols, a view of a device matrix) transposed into ``fw_minplus``'s
-    left-operand format: ``out[k, i] = word(a[i, k])`` (cols x rows)."""
+    left-operand format: ``out[k, i] = word(a[i, k])`` (cols x rows).  int32 words are
+    ANDed with ``keep`` (keyed predecessors clear their predecessor bits, keyed.py)."""
     import cupy as cp
 
     dt = np.dtype(a.dtype)
@@ -79,10 +100,11 @@ def to_words(a, out=None, stream=None):
     if out is None:
         out = cp.empty((cols, rows), dtype=word_dtype(dt))
     if rows and cols:
-        kern = modules.kernel("minplus.cu", modules.name_expression("fw_to_words", dt), _group(dt))
+        kern = _words_kernel(dt)
         with _on(stream):
             kern(((cols + 31) // 32, (rows + 31) // 32), (32, 8),
-                 (a, np.int64(_pitch(a)), out, np.int64(_pitch(out)), np.int32(rows), np.int32(cols)))
+                 (a, np.int64(_pitch(a)), out, np.int64(_pitch(out)), np.int32(rows), np.int32(cols),
+                  np.int32(keep)))
     return out
 
 
@@ -99,7 +121,7 @@ def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), 
     ``c`` itself (the pivot row panel).  ``skip_rows`` / ``skip_cols`` = (first, count)
     in 64-tiles: those rows / columns of ``c`` are left alone.  ``blocks`` caps the
     persistent grid (tests use it to give blocks long runs of units)."""
-    from .engine import _device, _occupancy
+    from .engine import _device
 
     dt = np.dtype(c.dtype)
     m, n = c.shape
@@ -113,13 +135,13 @@ def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), 
     nt = n // UNIT - skip_cols[1]
     if mt <= 0 or nt <= 0 or k == 0:
         return c
-    tm, tn, threads, smem, minb = minplus_shape(dt)
-    if smem > _device()["smem_optin"]:
+    _, _, threads, smem, _ = minplus_shape(dt)
+    dev = _device()
+    if smem > dev["smem_optin"]:
         raise FloydwarpError(f"the panel product needs {smem} bytes of shared memory per block for {dt.name}; "
-                             f"{_device()['name']} allows {_device()['smem_optin']}")
-    name = modules.name_expression("fw_minplus", dt, tm, tn, threads, minb, bool(clamp))
-    kern = modules.kernel("minplus.cu", name, _group(dt), dynamic_smem=smem)
-    grid = _occupancy(kern, threads, smem) * _device()["sm_count"]
+                             f"{dev['name']} allows {dev['smem_optin']}")
+    kern, per_sm = _minplus_kernel(dt, bool(clamp))
+    grid = per_sm * dev["sm_count"]
     if blocks:
         grid = min(grid, int(blocks))
     grid = max(1, min(grid, mt * nt))

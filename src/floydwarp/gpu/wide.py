@@ -10,6 +10,8 @@ schedule as the out-of-core engine (ooc.py), with the whole matrix on the device
 """
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import FloydwarpError
 from . import panel
 
@@ -27,31 +29,45 @@ def width(plan) -> int:
 
 def run(ctx) -> None:
     """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
-    cp, plan = ctx.cp, ctx.plan
-    n_pad = ctx.lay.N
-    w = min(width(plan), n_pad)
-    d = ctx.d[:, :n_pad]
-    wd = panel.word_dtype(ctx.dtype)
+    plan = ctx.plan
+    rounds(ctx.d[:, :ctx.lay.N], width(plan), lambda pivot: panel.close_block(pivot, plan),
+           clamp=ctx.clamp, ninf=ctx.ninf, phase=ctx.phase, report=ctx.report)
+
+
+def _untimed(name):
+    return contextlib.nullcontext()
+
+
+def rounds(d, w, close, *, clamp, ninf, keep=-1, phase=_untimed, report=None) -> None:
+    """Blocked Floyd-Warshall in place on the square device matrix ``d`` (side a multiple
+    of 64) in rounds of ``w`` pivot columns.  ``close(pivot)`` closes a pivot block in
+    place; ``keep`` goes to ``panel.to_words`` (keyed.py); ``phase(name)`` times what it
+    encloses (``Ctx.phase``); ``report(done, total)`` follows the rounds."""
+    import cupy as cp
+
+    n_pad = d.shape[0]
+    w = min(w, n_pad)
+    wd = panel.word_dtype(d.dtype)
     col_t = cp.empty((w, n_pad), wd)       # the column panel, transposed into words
     piv_t = cp.empty((w, w), wd)           # the closed pivot block, likewise
-    clamp, ninf = ctx.clamp, ctx.ninf
-    rounds = -(-n_pad // w)
-    for r in range(rounds):
+    total = -(-n_pad // w)
+    for r in range(total):
         k0 = r * w
         kw = min(w, n_pad - k0)
         skip = (k0 // panel.UNIT, kw // panel.UNIT)
         pivot = d[k0:k0 + kw, k0:k0 + kw]
         rows, cols = d[k0:k0 + kw], d[:, k0:k0 + kw]
-        ct = col_t[:kw]
-        with ctx.phase("phase1"):
-            panel.close_block(pivot, plan)
-        with ctx.phase("phase2"):
-            panel.minplus(rows, panel.to_words(pivot, out=piv_t[:kw, :kw]), rows, clamp=clamp, ninf=ninf,
-                          skip_cols=skip)
-            panel.to_words(cols, out=ct)            # the column panel before its update ...
-            panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
-            panel.to_words(cols, out=ct)            # ... and after: the left operand of the rest
-        with ctx.phase("phase3"):
-            panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
-        ctx.report(r + 1, rounds)
-
+        ct, pt = col_t[:kw], piv_t[:kw, :kw]
+        with phase("phase1"):
+            close(pivot)
+        if kw < n_pad:      # (a pivot that is the whole matrix is the whole answer)
+            with phase("phase2"):
+                panel.to_words(pivot, out=pt, keep=keep)
+                panel.minplus(rows, pt, rows, clamp=clamp, ninf=ninf, skip_cols=skip)
+                panel.to_words(cols, out=ct, keep=keep)        # the column panel before its update ...
+                panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
+                panel.to_words(cols, out=ct, keep=keep)        # ... and after: the left operand of the rest
+            with phase("phase3"):
+                panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
+        if report is not None:
+            report(r + 1, total)

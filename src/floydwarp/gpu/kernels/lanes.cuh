@@ -22,6 +22,11 @@ template <> struct Lane<short> {
 
 template <typename W> struct __align__(16) W4 { W v[4]; };
 
+// A word with only the bits of ``keep`` left: keyed predecessors (gpu/keyed.py) clear the
+// predecessor bits of the left operand of a product; other words pass unchanged.
+template <typename W> __device__ __forceinline__ W fw_keep(W x, int) { return x; }
+template <> __device__ __forceinline__ int fw_keep<int>(int x, int keep) { return x & keep; }
+
 __device__ __forceinline__ void pp_cp_async16(void* smem, const void* gmem) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned int s = (unsigned int)__cvta_generic_to_shared(smem);

@@ -132,9 +132,10 @@ fw_minplus(T* c, i64 pc, const typename Lane<T>::W* __restrict__ at, i64 pa, con
 }
 
 // out[k * po + i] = word(a[i * pa + k]) for i < rows, k < cols: a panel transposed into
-// fw_minplus's A format.  32 x 32 tiles through shared memory, blocks of 32 x 8 threads.
+// fw_minplus's A format (int32 words AND ``keep``, see fw_keep).  32 x 32 tiles through
+// shared memory, blocks of 32 x 8 threads.
 template <typename T>
-__global__ void fw_to_words(const T* a, i64 pa, typename Lane<T>::W* out, i64 po, int rows, int cols) {
+__global__ void fw_to_words(const T* a, i64 pa, typename Lane<T>::W* out, i64 po, int rows, int cols, int keep) {
     typedef Lane<T> L;
     __shared__ T t[32][33];
     const int i0 = blockIdx.y * 32, k0 = blockIdx.x * 32;
@@ -145,6 +146,6 @@ __global__ void fw_to_words(const T* a, i64 pa, typename Lane<T>::W* out, i64 po
     __syncthreads();
     for (int y = threadIdx.y; y < 32; y += 8) {
         const int k = k0 + y, i = i0 + threadIdx.x;
-        if (i < rows && k < cols) out[(i64)k * po + i] = L::word(t[threadIdx.x][y]);
+        if (i < rows && k < cols) out[(i64)k * po + i] = fw_keep(L::word(t[threadIdx.x][y]), keep);
     }
 }
