@@ -122,10 +122,12 @@ def in_range(keys, kp: KeyPlan, max_weight) -> bool:
     """``numeric.verify_uncapped`` on keys: no finite distance may have come within the
     largest weight of the key INF (a walk through it would then have been capped)."""
     xp = array_module(keys)
-    if keys.size == 0:
-        return True
-    largest = xp.where(keys < np.int32(kp.inf << kp.bits), keys, kp.ninf).max()
-    return (int(largest) >> kp.bits) + int(max_weight) < kp.inf
+    finite = np.int32(kp.inf << kp.bits)         # keys below this have finite distances
+    largest = int(kp.ninf)
+    for lo in range(0, keys.shape[0], _ROW_STRIDE):     # bands: the temporary stays small
+        band = keys[lo:lo + _ROW_STRIDE]
+        largest = max(largest, int(xp.where(band < finite, band, kp.ninf).max()))
+    return (largest >> kp.bits) + int(max_weight) < kp.inf
 
 
 def unpack(keys, kp: KeyPlan, d, pred) -> None:
