@@ -90,7 +90,8 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
     return KeyPlan(bits, kinf, kinf - neg, verify)
 
 
-#: rows a block of the pack and unpack kernels works through (at most)
+#: the pack and unpack grids' rows (each block then strides over the matrix), and the
+#: band that ``in_range`` reduces at a time
 _ROW_STRIDE = 4096
 
 
@@ -143,7 +144,7 @@ def unpack(keys, kp: KeyPlan, d, pred) -> None:
 
 def _close64(tile, kp: KeyPlan, clamp: bool):
     kern = modules.kernel("keyed.cu", "fw_key_close64", _group(np.dtype(np.int32)))
-    kern((1,), (32, 32), (tile, np.int64(tile.strides[0] // 4), np.int32(kp.keep), kp.ninf, np.int32(clamp)))
+    kern((1,), (32, 32), (tile, _pitch(tile), np.int32(kp.keep), kp.ninf, np.int32(clamp)))
 
 
 def _close(pivot, kp: KeyPlan, clamp: bool):
