@@ -15,7 +15,7 @@ from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, initial_predecessors, walk
 
 
-def _plan(dtype, n, low, high, negative_ok=True, **options):
+def _plan(dtype, n, low, high, **options):
     stats = numeric.WeightStats(n, low, high, True)
     dt = np.dtype(dtype)
     return Plan(n=n, dtype=dt, inf=numeric.inf_of(dt), clamp=low < 0, backend="gpu", algorithm="fast",

@@ -398,23 +398,49 @@ def _per_k(ctx, kern, grid, block, extra=()):
     ctx.report(n, n)
 
 
+def _algorithm(name, *, tile=1, **kw):
+    """Register ``run(ctx)`` as gpu/<name>; ``tile(plan)`` gives the padding multiple."""
+    def deco(run):
+        def solve(graph, plan):
+            t = tile(plan) if callable(tile) else tile
+            return _execute(graph, plan, tile=t, compute=run)
+
+        solve.__doc__ = run.__doc__
+        solve.__name__ = f"gpu_{name.replace('-', '_')}"
+        register("gpu", name, **kw)(solve)
+        return run
+    return deco
+
+
+@_algorithm("sequential", k_order=True, max_n=512, bytes_moved=traffic.per_k_sweep,
+            description="one GPU thread runs the triple loop (seed 003's first GPU version)")
 def _run_sequential(ctx):
+    """One GPU thread runs the triple loop."""
     kern = _simple(ctx, "fw_sequential")
     kern((1,), (1,), (ctx.d, ctx.p, ctx.prp, ctx.pp, np.int32(ctx.n), ctx.ninf, np.int32(ctx.clamp)))
     ctx.report(ctx.n, ctx.n)
 
 
+@_algorithm("naive", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="one thread per cell, one launch per k, global memory only (seeds 000, 002, 004)")
 def _run_naive(ctx):
+    """One thread per cell, one launch per k."""
     n = ctx.n
     _per_k(ctx, _simple(ctx, "fw_naive"), (_cdiv(n, 32), _cdiv(n, 8)), (32, 8))
 
 
+@_algorithm("naive-shared-k", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="one thread per cell; M[i,k] and M[k,j] staged per block in shared memory (seed 002)")
 def _run_naive_shared(ctx):
+    """One thread per cell, column and row k staged in shared memory."""
     n = ctx.n
     _per_k(ctx, _simple(ctx, "fw_naive_shared"), (_cdiv(n, 32), _cdiv(n, 8)), (32, 8))
 
 
+@_algorithm("naive-vec", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="one thread per 16-byte vector of cells; M[i,k] picked from a vector (seed 000)")
 def _run_naive_vec(ctx):
+    """One thread per 16-byte vector."""
     n = ctx.n
     v = 16 // ctx.dtype.itemsize
     _per_k(ctx, _simple(ctx, "fw_naive_vec"), (_cdiv(_cdiv(n, v), 32), _cdiv(n, 8)), (32, 8))
@@ -430,13 +456,19 @@ def _pseudo_r(plan) -> int:
     return r
 
 
+@_algorithm("pseudo-blocked", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="each thread updates an R x R group of cells, R = options['R'] (1, 2, 4, 8; default 4) (seed 000)")
 def _run_pseudo(ctx):
+    """Each thread updates R x R cells."""
     n = ctx.n
     r = _pseudo_r(ctx.plan)
     _per_k(ctx, _simple(ctx, "fw_pseudo", r), (_cdiv(n, 32 * r), _cdiv(n, 8 * r)), (32, 8))
 
 
+@_algorithm("work-per-thread", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="fixed work per thread, grid sized by the occupancy API (seed 003)")
 def _run_work(ctx):
+    """Fixed work per thread, occupancy-sized grid."""
     import cupy as cp
 
     n = ctx.n
@@ -451,7 +483,10 @@ def _run_work(ctx):
     _per_k(ctx, kern, (grid,), (block,), extra=(np.int32(work),))
 
 
+@_algorithm("grid-sync", k_order=True, bytes_moved=traffic.per_k_sweep,
+            description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register (seed 003)")
 def _run_gridsync(ctx):
+    """One persistent cooperative kernel."""
     import cupy as cp
 
     if not _device()["cooperative"]:
@@ -551,6 +586,24 @@ def _run_blocked(ctx, b, vec=False):
                 ctx.launch("phase3", k3, (tiles - 1, tiles - 1), (tb, tb),
                            (ctx.d, ctx.p, ctx.prp, ctx.pp, np.int32(r), ctx.ninf), shared_mem=s3)
         ctx.report(r + 1, tiles)
+
+
+def _blocked_tile(plan):
+    return _block_size(plan, 64)
+
+
+@_algorithm("blocked", tile=_blocked_tile, bytes_moved=traffic.blocked_model(64),
+            description="3-phase blocked FW, B x B shared-memory tiles (block_size 16/32/64/128, default 64; seeds 000, 001, 004)")
+def _blocked(ctx):
+    """3-phase blocked FW with shared-memory tiles."""
+    _run_blocked(ctx, ctx.lay.tile)
+
+
+@_algorithm("blocked-vec", tile=_blocked_tile, predecessors=False, bytes_moved=traffic.blocked_model(64),
+            description="blocked FW whose phase 3 moves tiles and cells as 16-byte vectors (seed 000)")
+def _blocked_vec(ctx):
+    """Blocked FW with vectorized phase 3."""
+    _run_blocked(ctx, ctx.lay.tile, vec=True)
 
 
 # ---------------------------------------------------------------------- fast.cu
@@ -766,7 +819,22 @@ def _occupancy(kern, threads, smem):
     return max(1, _occupancy_cached(kern.kernel.ptr, int(threads), int(smem)))
 
 
+def _fast_tile(plan):
+    if plan.predecessors:
+        return 64
+    requested = _variant_fits(plan.dtype, plan.options.get("fast_variant"))
+    if fast_variant(plan.dtype, requested) == WIDE:
+        return panel.UNIT
+    return fast_config(plan.dtype, _device()["smem_optin"], requested)["b"]
+
+
+@_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
+            description="production kernel: rounds of 2048 pivot columns as min-plus panel products with the "
+                        "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
+                        "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); int16/int32 "
+                        "predecessors ride in the distance word ('keyed'); DPX add-min on sm_90")
 def _run_fast(ctx):
+    """Production kernel: register-tiled blocked FW."""
     dt = ctx.dtype
     if ctx.pr is not None:
         kp = keyed.plan_keys(ctx.plan, ctx.n) if _variant_fits(np.int32, WIDE) == WIDE else None
@@ -808,15 +876,6 @@ def _run_fast(ctx):
         ctx.report(r + 1, tiles)
 
 
-def _fast_tile(plan):
-    if plan.predecessors:
-        return 64
-    requested = _variant_fits(plan.dtype, plan.options.get("fast_variant"))
-    if fast_variant(plan.dtype, requested) == WIDE:
-        return panel.UNIT
-    return fast_config(plan.dtype, _device()["smem_optin"], requested)["b"]
-
-
 def _variant_fits(dtype, requested):
     """The requested variant, or "vec" where "pipe" or "wide" would be chosen but its
     kernels need more shared memory per block than this device has (minplus.cu: 80 KiB
@@ -829,95 +888,6 @@ def _variant_fits(dtype, requested):
 
 
 # ---------------------------------------------------------------------- registration
-def _algorithm(name, *, tile=1, **kw):
-    """Register ``run(ctx)`` as gpu/<name>; ``tile(plan)`` gives the padding multiple."""
-    def deco(run):
-        def solve(graph, plan):
-            t = tile(plan) if callable(tile) else tile
-            return _execute(graph, plan, tile=t, compute=run)
-
-        solve.__doc__ = run.__doc__
-        solve.__name__ = f"gpu_{name.replace('-', '_')}"
-        register("gpu", name, **kw)(solve)
-        return run
-    return deco
-
-
-@_algorithm("sequential", k_order=True, max_n=512, bytes_moved=traffic.per_k_sweep,
-            description="one GPU thread runs the triple loop (seed 003's first GPU version)")
-def _sequential(ctx):
-    """One GPU thread runs the triple loop."""
-    _run_sequential(ctx)
-
-
-@_algorithm("naive", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="one thread per cell, one launch per k, global memory only (seeds 000, 002, 004)")
-def _naive(ctx):
-    """One thread per cell, one launch per k."""
-    _run_naive(ctx)
-
-
-@_algorithm("naive-shared-k", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="one thread per cell; M[i,k] and M[k,j] staged per block in shared memory (seed 002)")
-def _naive_shared(ctx):
-    """One thread per cell, column and row k staged in shared memory."""
-    _run_naive_shared(ctx)
-
-
-@_algorithm("naive-vec", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="one thread per 16-byte vector of cells; M[i,k] picked from a vector (seed 000)")
-def _naive_vec(ctx):
-    """One thread per 16-byte vector."""
-    _run_naive_vec(ctx)
-
-
-@_algorithm("pseudo-blocked", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="each thread updates an R x R group of cells, R = options['R'] (1, 2, 4, 8; default 4) (seed 000)")
-def _pseudo(ctx):
-    """Each thread updates R x R cells."""
-    _run_pseudo(ctx)
-
-
-@_algorithm("work-per-thread", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="fixed work per thread, grid sized by the occupancy API (seed 003)")
-def _work(ctx):
-    """Fixed work per thread, occupancy-sized grid."""
-    _run_work(ctx)
-
-
-@_algorithm("grid-sync", k_order=True, bytes_moved=traffic.per_k_sweep,
-            description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register (seed 003)")
-def _gridsync(ctx):
-    """One persistent cooperative kernel."""
-    _run_gridsync(ctx)
-
-
-def _blocked_tile(plan):
-    return _block_size(plan, 64)
-
-
-@_algorithm("blocked", tile=_blocked_tile, bytes_moved=traffic.blocked_model(64),
-            description="3-phase blocked FW, B x B shared-memory tiles (block_size 16/32/64/128, default 64; seeds 000, 001, 004)")
-def _blocked(ctx):
-    """3-phase blocked FW with shared-memory tiles."""
-    _run_blocked(ctx, ctx.lay.tile)
-
-
-@_algorithm("blocked-vec", tile=_blocked_tile, predecessors=False, bytes_moved=traffic.blocked_model(64),
-            description="blocked FW whose phase 3 moves tiles and cells as 16-byte vectors (seed 000)")
-def _blocked_vec(ctx):
-    """Blocked FW with vectorized phase 3."""
-    _run_blocked(ctx, ctx.lay.tile, vec=True)
-
-
-@_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
-            description="production kernel: rounds of 2048 pivot columns as min-plus panel products with the "
-                        "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
-                        "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); int16/int32 "
-                        "predecessors ride in the distance word ('keyed'); DPX add-min on sm_90")
-def _fast(ctx):
-    """Production kernel: register-tiled blocked FW."""
-    _run_fast(ctx)
 
 
 @register("gpu", "out-of-core", predecessors=False, bytes_moved=traffic.out_of_core_model,
