@@ -22,25 +22,27 @@ from floydwarp.gpu.engine import device_info
 from floydwarp.numeric import inf_of
 
 
-def time_minplus(dtype, m, k, repeats=5):
+def time_minplus(dtype, m, k, nonneg=False, repeats=5):
+    """One product on random entries in [0, 1000); ``nonneg``: tell the kernel they are >= 0."""
     rng = np.random.default_rng(0)
     c = cp.asarray(rng.integers(0, 1000, size=(m, m)).astype(dtype))
     a = cp.asarray(rng.integers(0, 1000, size=(m, k)).astype(dtype))
     b = cp.asarray(rng.integers(0, 1000, size=(k, m)).astype(dtype))
     at = panel.to_words(a)
-    ninf = -inf_of(dtype) if np.dtype(dtype).kind == "i" else -np.inf
-    panel.minplus(c, at, b, clamp=False, ninf=ninf)
+    arith = panel.Arith(-inf_of(dtype) if np.dtype(dtype).kind == "i" else -np.inf, nonneg=nonneg)
+    panel.minplus(c, at, b, arith)
     cp.cuda.Device().synchronize()
     times = []
     for _ in range(repeats):
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        panel.minplus(c, at, b, clamp=False, ninf=ninf)
+        panel.minplus(c, at, b, arith)
         end.record()
         end.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, end) / 1000.0)
     t = statistics.median(times)
-    return {"dtype": np.dtype(dtype).name, "m": m, "k": k, "seconds": t, "rate": m * m * k / t}
+    return {"dtype": np.dtype(dtype).name, "nonneg": panel.variant(dtype, arith)[1], "m": m, "k": k,
+            "seconds": t, "rate": m * m * k / t}
 
 
 def main():
@@ -51,10 +53,12 @@ def main():
     args = ap.parse_args()
     dev = device_info(cp.cuda.Device().id)
     rows = [time_minplus(dt, args.size, args.k) for dt in ("int16", "int32", "float32", "int64", "float64")]
+    rows.append(time_minplus("float32", args.size, args.k, nonneg=True))
     t0 = time.perf_counter()
     pcie = ooc.pcie_bandwidth(cp.cuda.Device().id)
     for r in rows:
-        print(f"minplus {r['dtype']:8s} M={r['m']} K={r['k']}: {r['seconds'] * 1e3:8.2f} ms "
+        print(f"minplus {r['dtype'] + (' nonneg' if r['nonneg'] else ''):15s} M={r['m']} K={r['k']}: "
+              f"{r['seconds'] * 1e3:8.2f} ms "
               f"{r['rate'] / 1e12:6.2f} T relax/s")
     print(f"pinned PCIe: h2d {pcie['h2d'] / 1e9:.1f} GB/s, d2h {pcie['d2h'] / 1e9:.1f} GB/s "
           f"(probe {time.perf_counter() - t0:.2f} s)")

@@ -349,7 +349,7 @@ def test_ceilings_measure_positive():
     from floydwarp.gpu import ceilings
 
     assert ceilings.copy_bandwidth(64 << 20, repeat=2) > 1e9
-    for kind in ("int32", "int16x2", "float32", "float64"):
+    for kind in ("int32", "int16x2", "float32", "float32-nonneg", "float64"):
         assert ceilings.addmin_rate(kind, iters=64, repeat=2) > 1e9
 
 

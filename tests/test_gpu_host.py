@@ -115,6 +115,35 @@ def test_group_expressions_cover_every_launch():
                         assert expr in group
 
 
+def _plan(dtype, weights, **options):
+    from floydwarp.numeric import WeightStats, inf_of
+    from floydwarp.plan import Plan
+
+    stats = WeightStats(n=10, min_weight=min(weights), max_weight=max(weights), integral=True)
+    dt = np.dtype(dtype)
+    return Plan(n=10, dtype=dt, inf=inf_of(dt), clamp=dt.kind == "i" and stats.has_negative, backend="gpu",
+                algorithm="fast", options=options, stats=stats)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "int64", "float32", "float64"])
+def test_product_arithmetic_follows_the_weights(dtype):
+    from floydwarp.gpu import panel
+
+    dt = np.dtype(dtype)
+    pos, neg = panel.Arith.of(_plan(dt, [0, 5])), panel.Arith.of(_plan(dt, [-3, 5]))
+    assert pos.nonneg and not pos.clamp and not neg.nonneg
+    assert neg.clamp == (dt.kind == "i")
+    assert pos.ninf == (-fw.numeric.inf_of(dt) if dt.kind == "i" else -np.inf)
+    assert not panel.Arith.of(_plan(dt, [0, 5], nonneg_products=False)).nonneg
+    # only float32 has a non-negative kernel, and it is compiled with the others
+    assert panel.variant(dt, pos) == (False, dt == np.float32)
+    assert panel.variant(dt, neg) == (neg.clamp, False)
+    assert panel.variant(dt, panel.Arith(0, clamp=True, nonneg=True)) == (True, False)
+    group = panel._group(dt)
+    assert len(group) == (4 if dt == np.float32 else 3)
+    assert all(panel._expression(dt, *panel.variant(dt, a)) in group for a in (pos, neg))
+
+
 def test_pipe_config():
     for dt in ("int16", "int32", "float32"):
         assert engine.fast_variant(dt) == engine.WIDE and engine.fast_variant(dt, "pipe") == "pipe"
@@ -299,6 +328,6 @@ def test_fast_falls_back_where_shared_memory_is_short(monkeypatch):
     assert engine._variant_fits("float64", None) is None        # "vec" already
     c = np.zeros((64, 64), np.int32)
     with pytest.raises(fw.FloydwarpError, match="shared memory"):
-        panel.minplus(c, c.copy(), c.copy(), clamp=False, ninf=0)
+        panel.minplus(c, c.copy(), c.copy(), panel.Arith(0))
     monkeypatch.setattr(engine, "_device", lambda: hopper)
     assert engine._variant_fits("int32", None) is None and engine.fast_variant("int32") == engine.WIDE

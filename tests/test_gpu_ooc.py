@@ -46,9 +46,51 @@ def test_minplus_matches_broadcast(dtype, m, n, k):
     big_b = cp.zeros((k, n + 64), dtype)
     big_b[:, :n] = cp.asarray(b)
     at = panel.to_words(cp.asarray(a))
-    panel.minplus(big_c[:m, 64:64 + n], at, big_b[:, :n], clamp=False, ninf=0)
+    panel.minplus(big_c[:m, 64:64 + n], at, big_b[:, :n], panel.Arith(0))
     np.testing.assert_array_equal(cp.asnumpy(big_c[:m, 64:64 + n]), _minplus_ref(c, a, b))
     assert (cp.asnumpy(big_c[:, :64]) == 0).all() and (cp.asnumpy(big_c[m:]) == 0).all()
+
+
+def _nonneg_floats(rng, shape):
+    """Non-negative float32 entries with fractions, zeros of both signs and +inf."""
+    x = (rng.random(shape) * 100).astype(np.float32)
+    x.flat[rng.choice(x.size, x.size // 10, replace=False)] = np.inf
+    x.flat[rng.choice(x.size, x.size // 20, replace=False)] = 0.0
+    x.flat[rng.choice(x.size, x.size // 20, replace=False)] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 64, 64), (192, 320, 128), (256, 128, 448)])
+def test_nonneg_float32_products(m, n, k):
+    """The non-negative float32 kernel (two sums per three-way integer min) gives the
+    signed kernel's floats and the reference's, inf and signed zeros included."""
+    rng = np.random.default_rng(m + n + k)
+    a, b, c = _nonneg_floats(rng, (m, k)), _nonneg_floats(rng, (k, n)), _nonneg_floats(rng, (m, n))
+    at = panel.to_words(cp.asarray(a))
+    got = {}
+    for nonneg in (False, True):
+        dc = cp.asarray(c)
+        panel.minplus(dc, at, cp.asarray(b), panel.Arith(np.float32(-np.inf), nonneg=nonneg), blocks=5)
+        got[nonneg] = cp.asnumpy(dc)
+    want = _minplus_ref(c, a, b)
+    np.testing.assert_array_equal(got[True], want)
+    np.testing.assert_array_equal(got[True], got[False])
+
+
+def test_fast_float32_with_fractional_weights():
+    """Whole runs with non-negative fractional weights: the non-negative products and
+    the signed ones give the same floats, equal to the float64 reference within rounding."""
+    rng = np.random.default_rng(11)
+    n = 700
+    w = np.where(rng.random((n, n)) < 0.05, rng.random((n, n)) * 10, np.inf)
+    np.fill_diagonal(w, 0)
+    g = fw.Graph.from_dense(w)
+    runs = [fw.solve(g, backend="gpu", algorithm="fast", dtype="float32", fast_variant="wide", wide_width=192,
+                     nonneg_products=x)
+            for x in (True, False)]
+    np.testing.assert_array_equal(runs[0].to_dense(), runs[1].to_dense())
+    ref = fw.solve(g, backend="reference", dtype="float64").to_dense()
+    np.testing.assert_allclose(runs[0].to_dense(), ref, rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
@@ -57,7 +99,7 @@ def test_minplus_skips_rows_and_columns(dtype):
     m, n, k = 256, 320, 64
     a, b, c = _random(rng, (m, k), dtype), _random(rng, (k, n), dtype), _random(rng, (m, n), dtype, 0, 300)
     dc = cp.asarray(c)
-    panel.minplus(dc, panel.to_words(cp.asarray(a)), cp.asarray(b), clamp=False, ninf=0,
+    panel.minplus(dc, panel.to_words(cp.asarray(a)), cp.asarray(b), panel.Arith(0),
                   skip_rows=(1, 2), skip_cols=(3, 1), blocks=3)
     want = _minplus_ref(c, a, b)
     want[64:192] = c[64:192]
@@ -72,7 +114,7 @@ def test_minplus_clamps_at_minus_inf(dtype):
     b = np.full((64, 64), -inf + 1, dtype)
     c = np.zeros((64, 64), dtype)
     dc = cp.asarray(c)
-    panel.minplus(dc, panel.to_words(cp.asarray(a)), cp.asarray(b), clamp=True, ninf=-inf)
+    panel.minplus(dc, panel.to_words(cp.asarray(a)), cp.asarray(b), panel.Arith(-inf, clamp=True))
     assert (cp.asnumpy(dc) == -inf).all()
 
 
@@ -91,8 +133,8 @@ def test_row_panel_in_place_equals_out_of_place(dtype):
     row = full[:64]
     pt = panel.to_words(full[:64, :64].copy())
     separate = row.copy()
-    panel.minplus(separate, pt, row.copy(), clamp=True, ninf=-inf, skip_cols=(0, 1))
-    panel.minplus(row, pt, row, clamp=True, ninf=-inf, skip_cols=(0, 1))
+    panel.minplus(separate, pt, row.copy(), panel.Arith(-inf, clamp=True), skip_cols=(0, 1))
+    panel.minplus(row, pt, row, panel.Arith(-inf, clamp=True), skip_cols=(0, 1))
     np.testing.assert_array_equal(cp.asnumpy(row), cp.asnumpy(separate))
     sub = fw.solve(fw.Graph.from_dense(g.to_matrix("float64", np.inf)[:64, :64]),
                    backend="reference", dtype="float64").to_dense()

@@ -148,7 +148,7 @@ class NumpyPanel:
         return out
 
     @staticmethod
-    def minplus(c, at, b, *, clamp, ninf, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
+    def minplus(c, at, b, arith, *, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
         assert c.shape[0] % 64 == 0 and c.shape[1] % 64 == 0 and at.shape == (b.shape[0], c.shape[0])
         prod = np.full(c.shape, np.iinfo(c.dtype).max, c.dtype)
         for k in range(at.shape[0]):
@@ -157,7 +157,7 @@ class NumpyPanel:
         keep[skip_rows[0] * 64:(skip_rows[0] + skip_rows[1]) * 64] = False
         keep[:, skip_cols[0] * 64:(skip_cols[0] + skip_cols[1]) * 64] = False
         new = np.minimum(c, prod)
-        c[keep] = np.maximum(new, ninf)[keep] if clamp else new[keep]
+        c[keep] = np.maximum(new, arith.ninf)[keep] if arith.clamp else new[keep]
         return c
 
     @staticmethod

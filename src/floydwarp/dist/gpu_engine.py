@@ -45,7 +45,7 @@ import numpy as np
 from .. import checkpoint
 from ..errors import FloydwarpError
 from ..gpu.layout import round_up
-from ..gpu.panel import UNIT   # every dimension the panel kernel accepts is a multiple of it
+from ..gpu.panel import UNIT, Arith   # UNIT: every dimension the panel kernel accepts is a multiple of it
 from ..plan import EngineOutput
 from ..registry import register
 from . import mpi as mpi_util
@@ -281,8 +281,7 @@ class Gpu2D:
         self.part, self.grid, self.L, self.plan, self.comms = part, grid, local, plan, comms
         self.lookahead = lookahead
         dt = np.dtype(plan.dtype)
-        self.dt, self.clamp = dt, bool(plan.clamp)
-        self.ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
+        self.arith = Arith.of(plan)
         rows, cols = local.shape
         w, wd = part.width, panel.word_dtype(dt)
         self.R = [cp.empty((w, cols), dt) for _ in range(2)]        # received row panels
@@ -307,7 +306,7 @@ class Gpu2D:
         slot = t % 2
         P = self.P[:w * w].reshape(w, w)
         PT = self.PT[:w * w].reshape(w, w)
-        clamp, ninf = self.clamp, self.ninf
+        arith = self.arith
         with stream:
             if roles["closes_pivot"]:
                 pivot = L[lr:lr + w, lc:lc + w]
@@ -320,7 +319,7 @@ class Gpu2D:
             if roles["row_panel"]:
                 R = L[lr:lr + w]
                 pn.to_words(P, out=PT, stream=stream)
-                pn.minplus(R, PT, R, clamp=clamp, ninf=ninf, stream=stream,
+                pn.minplus(R, PT, R, arith, stream=stream,
                            skip_cols=(lc // UNIT, w // UNIT) if roles["col_panel"] else (0, 0))
             else:
                 R = self.R[slot][:w]
@@ -328,7 +327,7 @@ class Gpu2D:
             if roles["col_panel"]:
                 C = L[:, lc:lc + w]
                 pn.to_words(C, out=CT, stream=stream)            # C before its update
-                pn.minplus(C, CT, P, clamp=clamp, ninf=ninf, stream=stream,
+                pn.minplus(C, CT, P, arith, stream=stream,
                            skip_rows=(lr // UNIT, w // UNIT) if roles["row_panel"] else (0, 0))
                 pn.to_words(C, out=CT, stream=stream)            # ... and after: phase 3's left operand
             self._bcast(self.comms.col, R, roles["pivot_row"], stream)
@@ -349,7 +348,7 @@ class Gpu2D:
     def _update(self, c, at, b, skip_rows=(0, 0), skip_cols=(0, 0)):
         if c.size == 0:
             return
-        self.panel.minplus(c, at, b, clamp=self.clamp, ninf=self.ninf, skip_rows=skip_rows,
+        self.panel.minplus(c, at, b, self.arith, skip_rows=skip_rows,
                            skip_cols=skip_cols, stream=self.main, blocks=self.blocks)
 
     def phase3(self, R, CT, roles, nxt=None):
@@ -521,8 +520,7 @@ def _warm_up(plan):
     dt = np.dtype(plan.dtype)
     block = cp.zeros((UNIT, UNIT), dt)
     at = panel.to_words(block)
-    ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
-    panel.minplus(block, at, block, clamp=bool(plan.clamp), ninf=ninf)
+    panel.minplus(block, at, block, Arith.of(plan))
     panel.close_block(block, dataclasses.replace(plan, progress=None))
 
 

@@ -64,12 +64,11 @@ def _enable_peer_access(gpus):
                         pass          # already enabled in this process
 
 
-def _round(t, part, gpus, plan, ninf):
+def _round(t, part, gpus, plan, arith):
     import cupy as cp
 
     from ..gpu import panel
 
-    clamp = bool(plan.clamp)
     k0, w = part.span(t)
     owner = gpus[part.owner_row(t)]
     lr = part.round_roles(t, owner.grid)["local_row"]
@@ -80,7 +79,7 @@ def _round(t, part, gpus, plan, ninf):
         panel.close_block(pivot, plan, stream=owner.stream)
         PT = owner.PT[:w * w].reshape(w, w)
         panel.to_words(pivot, out=PT, stream=owner.stream)
-        panel.minplus(R, PT, R, clamp=clamp, ninf=ninf, skip_cols=u, stream=owner.stream)
+        panel.minplus(R, PT, R, arith, skip_cols=u, stream=owner.stream)
         ready = owner.stream.record()
     copied = []
     for g in gpus:
@@ -97,9 +96,9 @@ def _round(t, part, gpus, plan, ninf):
             C = g.L[:, k0:k0 + w]
             CT = g.CT[:w]
             panel.to_words(C, out=CT, stream=g.stream)
-            panel.minplus(C, CT, Rg[:, k0:k0 + w], clamp=clamp, ninf=ninf, skip_rows=skip_rows, stream=g.stream)
+            panel.minplus(C, CT, Rg[:, k0:k0 + w], arith, skip_rows=skip_rows, stream=g.stream)
             panel.to_words(C, out=CT, stream=g.stream)
-            panel.minplus(g.L, CT, Rg, clamp=clamp, ninf=ninf, skip_rows=skip_rows, skip_cols=u, stream=g.stream)
+            panel.minplus(g.L, CT, Rg, arith, skip_rows=skip_rows, skip_cols=u, stream=g.stream)
     # the owner's rows of panel t change again in round t + 1: not before every copy of them is done
     for event in copied:
         owner.stream.wait_event(event)
@@ -110,11 +109,13 @@ def rows_p2p(graph, plan) -> EngineOutput:
     """One process, rows split over the GPUs, the pivot row panel copied peer-to-peer each round."""
     import cupy as cp
 
+    from ..gpu import panel
+
     gpu_engine.check_plan(plan)
     count = gpu_count(plan)
     part = gpu_engine.BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
     dt = np.dtype(plan.dtype)
-    ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
+    arith = panel.Arith.of(plan)
     t0 = time.perf_counter()
     gpus = [_Gpu(d, part, graph, plan) for d in range(count)]
     _enable_peer_access(gpus)
@@ -125,7 +126,7 @@ def rows_p2p(graph, plan) -> EngineOutput:
     timings = {"setup": time.perf_counter() - t0}
     t1 = time.perf_counter()
     for t in range(part.panels):
-        _round(t, part, gpus, plan, ninf)
+        _round(t, part, gpus, plan, arith)
         plan.report(t + 1, part.panels)
     for g in gpus:
         g.stream.synchronize()

@@ -44,18 +44,21 @@ def copy_bandwidth(nbytes=1 << 30, repeat=5) -> float:
 
 
 def addmin_rate(kind: str, iters=4096, repeat=5) -> float:
-    """Relaxations (min(a + b, c)) per second for kind in int32, int16x2, float32, float64."""
+    """Relaxations (min(a + b, c)) per second for kind in int32, int16x2, float32, float64,
+    and float32-nonneg (two relaxations of non-negative floats per three-way integer min)."""
     import cupy as cp
 
     from .engine import _device
 
     if kind == "int16x2":
         expr, dtype, per_op = "ceil_addmin_s16x2", np.uint32, 2
+    elif kind == "float32-nonneg":
+        expr, dtype, per_op = "ceil_addmin2_f32_nonneg", np.dtype(np.float32), 2
     else:
         dtype = np.dtype(kind)
         expr, per_op = modules.name_expression("ceil_addmin", dtype), 1
-    group = tuple(["ceil_addmin_s16x2"] + [modules.name_expression("ceil_addmin", t)
-                                            for t in ("int32", "float32", "float64")])
+    group = ("ceil_addmin_s16x2", "ceil_addmin2_f32_nonneg",
+             *(modules.name_expression("ceil_addmin", t) for t in ("int32", "float32", "float64")))
     kern = modules.kernel("ceilings.cu", expr, group)
     block = 256
     per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
@@ -73,13 +76,14 @@ def addmin_rate(kind: str, iters=4096, repeat=5) -> float:
 
 
 def measure() -> dict:
-    """``{"device", "copy_bytes_per_s", "addmin_per_s": {int32, int16x2, float32, float64}}``."""
+    """``{"device", "copy_bytes_per_s", "addmin_per_s": {int32, int16x2, float32, float32-nonneg,
+    float64}}``."""
     from .engine import _device
 
     return {
         "device": _device()["name"],
         "copy_bytes_per_s": copy_bandwidth(),
-        "addmin_per_s": {k: addmin_rate(k) for k in ("int32", "int16x2", "float32", "float64")},
+        "addmin_per_s": {k: addmin_rate(k) for k in ("int32", "int16x2", "float32", "float32-nonneg", "float64")},
     }
 
 

@@ -107,11 +107,8 @@ class Ctx:
         self.p = np.int64(lay.pitch)
         self.pp = np.int64(lay.pred_pitch)
         self.prp = pr if pr is not None else np.intp(0)
-        self.clamp = bool(plan.clamp)
-        if self.dtype.kind == "i":
-            self.ninf = self.dtype.type(-int(plan.inf))
-        else:
-            self.ninf = self.dtype.type(-np.inf)
+        arith = panel.Arith.of(plan)
+        self.clamp, self.ninf = arith.clamp, arith.ninf
 
         #: options["phases"]: time each phase with CUDA events ("phase1", "phase2", "phase3")
         self.phase_events = {} if plan.options.get("phases") else None

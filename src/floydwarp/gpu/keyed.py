@@ -149,8 +149,8 @@ def _close64(tile, kp: KeyPlan, clamp: bool):
 
 def _close(pivot, kp: KeyPlan, clamp: bool):
     """A pivot block of keys closed in rounds of 64."""
-    wide.rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=clamp), clamp=clamp,
-                ninf=kp.ninf, keep=kp.keep)
+    wide.rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=clamp), panel.Arith(kp.ninf, clamp),
+                keep=kp.keep)
 
 
 def run(ctx, kp: KeyPlan) -> bool:
@@ -165,8 +165,8 @@ def run(ctx, kp: KeyPlan) -> bool:
         return False
     with ctx.phase("keys"):
         pack(ctx.d[:, :n_pad], keys, kp)
-    wide.rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, clamp=ctx.clamp), clamp=ctx.clamp,
-                ninf=kp.ninf, keep=kp.keep, phase=ctx.phase, report=ctx.report)
+    wide.rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, clamp=ctx.clamp),
+                panel.Arith(kp.ninf, ctx.clamp), keep=kp.keep, phase=ctx.phase, report=ctx.report)
     with ctx.phase("keys"):
         if kp.verify and not in_range(keys, kp, plan.stats.max_weight):
             return False

@@ -327,7 +327,7 @@ class _Rounds:
         self.cp, self.host, self.lay, self.plan = cp, host, lay, plan
         dt = np.dtype(plan.dtype)
         self.inf = dt.type(plan.inf)
-        self.ninf = -self.inf if dt.kind == "i" else dt.type(-np.inf)
+        self.arith = panel.Arith.of(plan)
         w, npad = lay.w, lay.padded
         wd = panel.word_dtype(dt)
         # padding rows and columns hold INF: they never shorten a real path
@@ -369,7 +369,7 @@ class _Rounds:
         R, C, Rn, Cn = self.R[0], self.C[0], self.R[1], self.C[1]
         k0, kr, kp = lay.span(r)
         u0, un = k0 // panel.UNIT, kp // panel.UNIT
-        clamp, ninf = bool(self.plan.clamp), self.ninf
+        arith = self.arith
         has_next = r + 1 < lay.rounds
         n0, nr, _ = lay.span(r + 1) if has_next else (0, 0, 0)
         with self.main:
@@ -380,11 +380,10 @@ class _Rounds:
             P = Rv[:, k0:k0 + kp]
             panel.close_block(P, self.plan)
             Cv[k0:k0 + kp] = P
-            panel.minplus(Rv, panel.to_words(P, out=self.PT[:kp, :kp]), Rv, clamp=clamp, ninf=ninf,
-                          skip_cols=(u0, un))
+            panel.minplus(Rv, panel.to_words(P, out=self.PT[:kp, :kp]), Rv, arith, skip_cols=(u0, un))
             CTv = self.CT[:kp]
             panel.to_words(Cv, out=CTv)                 # the column panel before its update
-            panel.minplus(Cv, CTv, P, clamp=clamp, ninf=ninf, skip_rows=(u0, un))
+            panel.minplus(Cv, CTv, P, arith, skip_rows=(u0, un))
             panel.to_words(Cv, out=CTv)                 # ... and after: phase 3's left operand
             if has_next:   # the next panels' blocks that lie in this round's panels
                 Rn[:nr, k0:k0 + kr] = Cv[n0:n0 + nr, :kr]
@@ -407,7 +406,7 @@ class _Rounds:
             host.h2d(buf, i0, ir, j0, jr, stream, slot)
             with stream:
                 tile = buf[:ip, :jp]
-                panel.minplus(tile, CTv[:, i0:i0 + ip], Rv[:, j0:j0 + jp], clamp=clamp, ninf=ninf)
+                panel.minplus(tile, CTv[:, i0:i0 + ip], Rv[:, j0:j0 + jp], arith)
                 if i == r + 1:
                     Rn[:nr, j0:j0 + jr] = tile[:nr, :jr]
                 if j == r + 1:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,29 @@ UNIT = 64
 MINPLUS_SHAPE = (4, 4)
 #: shared memory per SM the kernel plans for (H100/H200: 228 KiB, 1 KiB reserved per block)
 SMEM_PER_SM = 227 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Arith:
+    """How a product combines entries.
+
+    ``ninf``: -INF of the dtype, where ``clamp`` stops sums (integer runs with negative
+    weights, see numeric.py).  ``nonneg``: every entry is >= 0 (no negative weights), so
+    float32 products compare the bits of two sums in one integer min (``NonnegFloat`` in
+    kernels/lanes.cuh); other dtypes ignore it."""
+
+    ninf: Any
+    clamp: bool = False
+    nonneg: bool = False
+
+    @classmethod
+    def of(cls, plan) -> "Arith":
+        dt = np.dtype(plan.dtype)
+        ninf = dt.type(-int(plan.inf)) if dt.kind == "i" else dt.type(-np.inf)
+        # options["nonneg_products"] = False: the signed kernels (benchmarks compare them)
+        nonneg = plan.options.get("nonneg_products", True) and plan.stats is not None \
+            and not plan.stats.has_negative
+        return cls(ninf, bool(plan.clamp), nonneg)
 
 
 def word_dtype(dtype) -> np.dtype:
@@ -52,10 +76,23 @@ def minplus_shape(dtype):
     return tm, tn, threads, smem, minb
 
 
+def variant(dtype, arith: Arith):
+    """The (clamp, nonneg) kernel variant that ``minplus`` runs for ``arith``: ``nonneg``
+    only changes float32 (integers already add and min in one instruction; there is no
+    64-bit three-way min), and a clamped run has negative entries."""
+    nonneg = arith.nonneg and not arith.clamp and np.dtype(dtype) == np.float32
+    return bool(arith.clamp), nonneg
+
+
+def _expression(dtype, clamp: bool, nonneg: bool):
+    tm, tn, nt, _, minb = minplus_shape(dtype)
+    return modules.name_expression("fw_minplus", dtype, tm, tn, nt, minb, clamp, nonneg)
+
+
 @functools.lru_cache(maxsize=None)
 def _group(dtype):
-    tm, tn, nt, _, minb = minplus_shape(dtype)
-    exprs = [modules.name_expression("fw_minplus", dtype, tm, tn, nt, minb, clamp) for clamp in (False, True)]
+    variants = sorted({variant(dtype, Arith(0, c, x)) for c in (False, True) for x in (False, True)})
+    exprs = [_expression(dtype, *v) for v in variants]
     exprs.append(modules.name_expression("fw_to_words", dtype))
     return tuple(exprs)
 
@@ -68,13 +105,12 @@ def _words_kernel(dtype):
 
 
 @functools.lru_cache(maxsize=None)
-def _minplus_kernel(dtype, clamp: bool):
+def _minplus_kernel(dtype, clamp: bool, nonneg: bool):
     """``fw_minplus`` for a dtype, and how many of its blocks fit on an SM."""
     from .engine import _occupancy
 
-    tm, tn, threads, smem, minb = minplus_shape(dtype)
-    name = modules.name_expression("fw_minplus", dtype, tm, tn, threads, minb, clamp)
-    kern = modules.kernel("minplus.cu", name, _group(dtype), dynamic_smem=smem)
+    _, _, threads, smem, _ = minplus_shape(dtype)
+    kern = modules.kernel("minplus.cu", _expression(dtype, clamp, nonneg), _group(dtype), dynamic_smem=smem)
     return kern, _occupancy(kern, threads, smem)
 
 
@@ -114,8 +150,9 @@ def _on(stream):
     return stream if stream is not None else contextlib.nullcontext()
 
 
-def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
-    """``c = min(c, a (x) b)`` in place, with ``at = to_words(a)``.
+def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
+    """``c = min(c, a (x) b)`` in place, with ``at = to_words(a)``, in the arithmetic
+    ``arith`` (clamped at -INF, or on non-negative entries).
 
     ``c`` is M x N, ``at`` K x M (words), ``b`` K x N, all multiples of 64; ``b`` may be
     ``c`` itself (the pivot row panel).  ``skip_rows`` / ``skip_cols`` = (first, count)
@@ -140,7 +177,7 @@ def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), 
     if smem > dev["smem_optin"]:
         raise FloydwarpError(f"the panel product needs {smem} bytes of shared memory per block for {dt.name}; "
                              f"{dev['name']} allows {dev['smem_optin']}")
-    kern, per_sm = _minplus_kernel(dt, bool(clamp))
+    kern, per_sm = _minplus_kernel(dt, *variant(dt, arith))
     grid = per_sm * dev["sm_count"]
     if blocks:
         grid = min(grid, int(blocks))
@@ -150,7 +187,7 @@ def minplus(c, at, b, *, clamp: bool, ninf, skip_rows=(0, 0), skip_cols=(0, 0), 
              (c, np.int64(_pitch(c)), at, np.int64(_pitch(at)), b, np.int64(_pitch(b)),
               np.int32(mt), np.int32(nt), np.int32(k // UNIT),
               np.int32(skip_rows[0]), np.int32(skip_rows[1]), np.int32(skip_cols[0]), np.int32(skip_cols[1]),
-              dt.type(ninf)), shared_mem=smem)
+              dt.type(arith.ninf)), shared_mem=smem)
     return c
 
 

@@ -31,17 +31,18 @@ def run(ctx) -> None:
     """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
     plan = ctx.plan
     rounds(ctx.d[:, :ctx.lay.N], width(plan), lambda pivot: panel.close_block(pivot, plan),
-           clamp=ctx.clamp, ninf=ctx.ninf, phase=ctx.phase, report=ctx.report)
+           panel.Arith.of(plan), phase=ctx.phase, report=ctx.report)
 
 
 def _untimed(name):
     return contextlib.nullcontext()
 
 
-def rounds(d, w, close, *, clamp, ninf, keep=-1, phase=_untimed, report=None) -> None:
+def rounds(d, w, close, arith, *, keep=-1, phase=_untimed, report=None) -> None:
     """Blocked Floyd-Warshall in place on the square device matrix ``d`` (side a multiple
     of 64) in rounds of ``w`` pivot columns.  ``close(pivot)`` closes a pivot block in
-    place; ``keep`` goes to ``panel.to_words`` (keyed.py); ``phase(name)`` times what it
+    place; the products compute in ``arith`` (``panel.Arith``); ``keep`` goes to
+    ``panel.to_words`` (keyed.py); ``phase(name)`` times what it
     encloses (``Ctx.phase``); ``report(done, total)`` follows the rounds."""
     import cupy as cp
 
@@ -63,11 +64,11 @@ def rounds(d, w, close, *, clamp, ninf, keep=-1, phase=_untimed, report=None) ->
         if kw < n_pad:      # (a pivot that is the whole matrix is the whole answer)
             with phase("phase2"):
                 panel.to_words(pivot, out=pt, keep=keep)
-                panel.minplus(rows, pt, rows, clamp=clamp, ninf=ninf, skip_cols=skip)
+                panel.minplus(rows, pt, rows, arith, skip_cols=skip)
                 panel.to_words(cols, out=ct, keep=keep)        # the column panel before its update ...
-                panel.minplus(cols, ct, pivot, clamp=clamp, ninf=ninf, skip_rows=skip)
+                panel.minplus(cols, ct, pivot, arith, skip_rows=skip)
                 panel.to_words(cols, out=ct, keep=keep)        # ... and after: the left operand of the rest
             with phase("phase3"):
-                panel.minplus(d, ct, rows, clamp=clamp, ninf=ninf, skip_rows=skip, skip_cols=skip)
+                panel.minplus(d, ct, rows, arith, skip_rows=skip, skip_cols=skip)
         if report is not None:
             report(r + 1, total)

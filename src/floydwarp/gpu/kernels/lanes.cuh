@@ -10,6 +10,10 @@ template <typename T> struct Lane {
     static constexpr int EPW = 1;  // elements per word
     static __device__ __forceinline__ W word(T x) { return x; }
     static __device__ __forceinline__ W addmin(W a, W b, W c) { return fw_addmin(a, b, c); }
+    // two relaxations of one cell, through k and k + 1
+    static __device__ __forceinline__ W addmin2(W a0, W b0, W a1, W b1, W c) {
+        return addmin(a1, b1, addmin(a0, b0, c));
+    }
     static __device__ __forceinline__ W clampw(W x, T ninf) { return fw_max(x, ninf); }
 };
 template <> struct Lane<short> {
@@ -17,8 +21,31 @@ template <> struct Lane<short> {
     static constexpr int EPW = 2;
     static __device__ __forceinline__ W word(short x) { return s16_bcast(x); }
     static __device__ __forceinline__ W addmin(W a, W b, W c) { return s16x2_addmin(a, b, c); }
+    static __device__ __forceinline__ W addmin2(W a0, W b0, W a1, W b1, W c) {
+        return addmin(a1, b1, addmin(a0, b0, c));
+    }
     static __device__ __forceinline__ W clampw(W x, short ninf) { return __vmaxs2(x, s16_bcast(ninf)); }
 };
+
+// float32 entries that are all >= 0 (no negative weights; +inf for no path): their IEEE
+// order is the integer order of their bits, so two relaxations of a cell share ONE
+// three-way integer min (VIMNMX3 on sm_90) after two FADDs.  FADD + FMNMX per
+// relaxation fill every issue slot (2 per relaxation); this takes 1.5, the FADDs on the
+// FMA pipe, the mins on the integer pipe.  The result is the same float: min picks.
+struct NonnegFloat : Lane<float> {
+    static __device__ __forceinline__ float addmin2(float a0, float b0, float a1, float b1, float c) {
+        const int s0 = __float_as_int(a0 + b0), s1 = __float_as_int(a1 + b1), x = __float_as_int(c);
+#if FW_DPX
+        return __int_as_float(__vimin3_s32(x, s0, s1));
+#else
+        return __int_as_float(min(x, min(s0, s1)));
+#endif
+    }
+};
+
+// The lane of a product: NONNEG (every entry >= 0) picks NonnegFloat for float32.
+template <typename T, bool NONNEG> struct LaneOf { typedef Lane<T> type; };
+template <> struct LaneOf<float, true> { typedef NonnegFloat type; };
 
 template <typename W> struct __align__(16) W4 { W v[4]; };
 
@@ -91,9 +118,10 @@ struct RegTile {
                 }
     }
 
-    // one step of k: a_k = row k of the transposed left operand (64 words), b_k = row k of the right one
-    __device__ __forceinline__ void step(const W* a_k, const W* b_k, int tx, int ty) {
-        W a[TM], b[TN];
+    // this thread's operands of step k: a_k = row k of the transposed left operand (64
+    // words), b_k = row k of the right one
+    __device__ __forceinline__ static void operands(const W* a_k, const W* b_k, int tx, int ty, W (&a)[TM],
+                                                    W (&b)[TN]) {
 #pragma unroll
         for (int g = 0; g < TM / 4; ++g) {
             const W4<W> v = *reinterpret_cast<const W4<W>*>(a_k + g * NTY * 4 + ty * 4);
@@ -106,10 +134,28 @@ struct RegTile {
 #pragma unroll
             for (int q = 0; q < 4; ++q) b[h * 4 + q] = v.v[q];
         }
+    }
+
+    // one step of k
+    __device__ __forceinline__ void step(const W* a_k, const W* b_k, int tx, int ty) {
+        W a[TM], b[TN];
+        operands(a_k, b_k, tx, ty, a, b);
 #pragma unroll
         for (int m = 0; m < TM; ++m)
 #pragma unroll
             for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin(a[m], b[q], acc[m][q]);
+    }
+
+    // steps k and k + 1 (rows ``sa`` / ``sb`` words further on) in one pass: L::addmin2
+    // may merge the two mins of a cell (NonnegFloat)
+    __device__ __forceinline__ void step2(const W* a_k, int sa, const W* b_k, int sb, int tx, int ty) {
+        W a0[TM], b0[TN], a1[TM], b1[TN];
+        operands(a_k, b_k, tx, ty, a0, b0);
+        operands(a_k + sa, b_k + sb, tx, ty, a1, b1);
+#pragma unroll
+        for (int m = 0; m < TM; ++m)
+#pragma unroll
+            for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin2(a0[m], b0[q], a1[m], b1[q], acc[m][q]);
     }
 
     // the cells into global memory at cdst (this thread's first cell; p elements per row),

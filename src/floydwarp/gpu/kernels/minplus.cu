@@ -22,13 +22,16 @@
 //   chunk's A and B tiles are double-buffered with cp.async, and the first chunk of the
 //   next unit is requested together with that unit's own cells, so the copies overlap
 //   the add-mins.  The clamp at -INF is applied once when a unit is stored.
+// * k runs in pairs (RegTile::step2).  For NONNEG float32 (every entry >= 0) a cell's two
+//   sums meet it in one three-way integer min (NonnegFloat, lanes.cuh); for every other
+//   lane a pair is two add-mins.
 #include "lanes.cuh"
 
-template <typename T, int TM, int TN, int NT, int MINB, bool CLAMP>
+template <typename T, int TM, int TN, int NT, int MINB, bool CLAMP, bool NONNEG>
 __global__ void __launch_bounds__(NT, MINB)
 fw_minplus(T* c, i64 pc, const typename Lane<T>::W* __restrict__ at, i64 pa, const T* b, i64 pb, int mt, int nt,
            int kt, int rlo, int rskip, int clo, int cskip, T ninf) {
-    typedef Lane<T> L;
+    typedef typename LaneOf<T, NONNEG>::type L;
     typedef typename L::W W;
     constexpr int B = 64, EPW = L::EPW, BW = B / EPW;
     constexpr int NTX = BW / TN, NTY = B / TM;
@@ -119,7 +122,7 @@ fw_minplus(T* c, i64 pc, const typename Lane<T>::W* __restrict__ at, i64 pa, con
         const W* As = As0 + s * AW;
         const W* Bs = Bs0 + s * TW;
 #pragma unroll
-        for (int k = 0; k < B; ++k) tile.step(As + k * B, Bs + k * BW, tx, ty);
+        for (int k = 0; k < B; k += 2) tile.step2(As + k * B, B, Bs + k * BW, BW, tx, ty);
         if (kk == kt - 1)
             tile.template store<CLAMP>(c + ((i64)bi * B + ty * 4) * pc + (i64)bj * B + tx * 4 * EPW, pc, ninf);
         if (!more) break;

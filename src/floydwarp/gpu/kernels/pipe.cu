@@ -329,8 +329,9 @@ fw_pipe_p3(T* d, i64 p, const typename Lane<T>::W* __restrict__ ap, const T* __r
         }
         const W* Bs = Bs0 + s * TW;
 
-#pragma unroll KU
-        for (int kk = 0; kk < B; ++kk) tile.step(As + kk * B, Bs + kk * BW, tx, ty);
+        // k in pairs (as fw_minplus): KU steps of k per unrolled block
+#pragma unroll KU / 2
+        for (int kk = 0; kk < B; kk += 2) tile.step2(As + kk * B, B, Bs + kk * BW, BW, tx, ty);
 
         tile.template store<CLAMP>(d + ((i64)bi * B + ty * 4) * p + (i64)bj * B + tx * 4 * EPW, p, ninf);
         if (more && nbi != bi) {
