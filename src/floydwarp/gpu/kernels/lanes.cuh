@@ -136,18 +136,8 @@ struct RegTile {
         }
     }
 
-    // one step of k
-    __device__ __forceinline__ void step(const W* a_k, const W* b_k, int tx, int ty) {
-        W a[TM], b[TN];
-        operands(a_k, b_k, tx, ty, a, b);
-#pragma unroll
-        for (int m = 0; m < TM; ++m)
-#pragma unroll
-            for (int q = 0; q < TN; ++q) acc[m][q] = L::addmin(a[m], b[q], acc[m][q]);
-    }
-
     // steps k and k + 1 (rows ``sa`` / ``sb`` words further on) in one pass: L::addmin2
-    // may merge the two mins of a cell (NonnegFloat)
+    // may merge the two mins of a cell (NonnegFloat); the kernels run k in pairs
     __device__ __forceinline__ void step2(const W* a_k, int sa, const W* b_k, int sb, int tx, int ty) {
         W a0[TM], b0[TN], a1[TM], b1[TN];
         operands(a_k, b_k, tx, ty, a0, b0);
