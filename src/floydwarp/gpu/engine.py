@@ -82,6 +82,7 @@ def device_info(device_id: int) -> dict:
     props = rt.getDeviceProperties(device_id)
     name = props["name"]
     return {
+        "id": device_id,
         "name": name.decode() if isinstance(name, bytes) else str(name),
         "sm_count": rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount, device_id),
         "smem_optin": rt.deviceGetAttribute(rt.cudaDevAttrMaxSharedMemoryPerBlockOptin, device_id),

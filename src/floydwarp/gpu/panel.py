@@ -159,8 +159,6 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     ``c`` itself (the pivot row panel).  ``skip_rows`` / ``skip_cols`` = (first, count)
     in 64-tiles: those rows / columns of ``c`` are left alone.  ``blocks`` caps the
     persistent grid (tests use it to give blocks long runs of units)."""
-    import cupy as cp
-
     from .engine import _device
 
     dt = np.dtype(c.dtype)
@@ -180,7 +178,7 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     if smem > dev["smem_optin"]:
         raise FloydwarpError(f"the panel product needs {smem} bytes of shared memory per block for {dt.name}; "
                              f"{dev['name']} allows {dev['smem_optin']}")
-    kern, per_sm = _minplus_kernel(dt, *variant(dt, arith), cp.cuda.Device().id)
+    kern, per_sm = _minplus_kernel(dt, *variant(dt, arith), dev["id"])
     grid = per_sm * dev["sm_count"]
     if blocks:
         grid = min(grid, int(blocks))
