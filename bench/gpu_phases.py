@@ -14,15 +14,7 @@ import statistics
 
 import floydwarp as fw
 from floydwarp.bench.graphs import device_graph
-
-
-def _value(text):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
+from floydwarp.cli.bench import parse_sweep
 
 
 def main():
@@ -34,10 +26,9 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     g = device_graph(args.n)
-    name, values = (args.sweep.split("=", 1) if args.sweep else ("", ""))
+    sweep = parse_sweep(args.sweep) if args.sweep else None
     rows = []
-    for v in (values.split(",") if name else [None]):
-        options = {name: _value(v)} if name else {}
+    for options in ([{sweep["name"]: v} for v in sweep["values"]] if sweep else [{}]):
         solve = lambda: fw.solve(g, backend="gpu", algorithm="fast", dtype=args.dtype, phases=True,  # noqa: E731
                                  output="device", **options)
         solve()

@@ -108,8 +108,9 @@ class Ctx:
         self.p = np.int64(lay.pitch)
         self.pp = np.int64(lay.pred_pitch)
         self.prp = pr if pr is not None else np.intp(0)
-        arith = panel.Arith.of(plan)
-        self.clamp, self.ninf = arith.clamp, arith.ninf
+        #: how products combine entries (panel.Arith); the kernels take its clamp and -INF
+        self.arith = panel.Arith.of(plan)
+        self.clamp, self.ninf = self.arith.clamp, self.arith.ninf
 
         #: options["phases"]: time each phase with CUDA events ("phase1", "phase2", "phase3")
         self.phase_events = {} if plan.options.get("phases") else None
@@ -273,16 +274,12 @@ def _setup_group(dtype):
     return tuple(exprs)
 
 
-#: edge lists up to this many bytes (compacted) go through a pinned staging buffer
-PINNED_STAGE_MAX_BYTES = 64 << 20
-
-
 def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     """The padded start matrix of an edge list, built on the device: one kernel fills
     INF with 0 on the diagonal (padding included), one scatters the distinct edges.
     The edges travel compacted (uint16 ids up to 65536 vertices, else int32; weights
     cast to the distance dtype on the host, as ``astype`` would) in one copy, from
-    pinned memory where they are small enough."""
+    pinned memory where they are small enough (``_host_empty``)."""
     d = cp.empty((lay.N, lay.pitch), dtype=dtype)
     group = _setup_group(dtype)
     fill = modules.kernel("pipe.cu", group[0], group)
@@ -297,16 +294,7 @@ def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     o1 = _cdiv(m * ib, 16) * 16
     o2 = o1 + _cdiv(m * ib, 16) * 16
     total = o2 + m * isz
-    stage = None
-    if total <= PINNED_STAGE_MAX_BYTES:
-        try:
-            import cupyx
-
-            stage = cupyx.empty_pinned((total,), dtype=np.uint8)
-        except Exception:  # no pinned memory to be had: pageable memory works too
-            stage = None
-    if stage is None:
-        stage = np.empty(total, dtype=np.uint8)
+    stage = _host_empty(cp, (total,), np.uint8)
     np.copyto(stage[:m * ib].view(idx_t), src, casting="unsafe")
     np.copyto(stage[o1:o1 + m * ib].view(idx_t), dst, casting="unsafe")
     np.copyto(stage[o2:o2 + m * isz].view(dtype), w, casting="unsafe")
@@ -320,8 +308,9 @@ def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     return d
 
 
-#: host results up to this many bytes are copied into pinned (page-locked) memory, which
-#: CuPy pools: the copy goes straight to the result (d2h of 16 MB measured 0.36 ms)
+#: host buffers up to this many bytes (results, compacted edge lists) are pinned
+#: (page-locked) memory, which CuPy pools: copies go straight to or from them (d2h of 16 MB
+#: measured 0.36 ms)
 PINNED_MAX_BYTES = 64 << 20
 
 
@@ -737,7 +726,7 @@ def pipe_shape(dtype, shape=None, unroll=None):
     if nt < 32 or nt > 1024:
         raise FloydwarpError(f"pipe_shape {shape!r} gives {nt} threads per block")
     smem = pipe_smem(dt)[1]
-    minb = max(1, min(8, (224 * 1024) // smem, 2048 // nt))
+    minb = max(1, min(8, panel.SMEM_PER_SM // smem, 2048 // nt))
     ku = int(unroll or PIPE_UNROLL)
     if ku not in (4, 8, 16, 32, 64):
         raise FloydwarpError(f"pipe_unroll must be 4, 8, 16, 32 or 64, got {unroll!r}")
@@ -771,9 +760,6 @@ def pipe_group(dtype, shape, vec=True):
     return tuple(exprs)
 
 
-_WORD_DTYPE = {"int16": np.uint32, "int32": np.int32, "float32": np.float32}
-
-
 def _run_pipe(ctx):
     import cupy as cp
 
@@ -790,7 +776,7 @@ def _run_pipe(ctx):
     k3 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p3", dt, b, *shape, clamp), group,
                         dynamic_smem=s3)
     tiles = ctx.lay.tiles
-    ap = cp.empty(tiles * b * b, dtype=_WORD_DTYPE[dt.name])   # column panel, k-major words
+    ap = cp.empty(tiles * b * b, dtype=panel.word_dtype(dt))    # column panel, k-major words
     pv = cp.empty(b * b, dtype=dt)                              # the closed pivot tile
     per_sm = _occupancy(k3, nt, s3)
     # options["pipe_grid"] (tests): fewer phase-3 blocks, each with a longer run of tiles

@@ -147,10 +147,9 @@ def _close64(tile, kp: KeyPlan, clamp: bool):
     kern((1,), (32, 32), (tile, _pitch(tile), np.int32(kp.keep), kp.ninf, np.int32(clamp)))
 
 
-def _close(pivot, kp: KeyPlan, clamp: bool):
+def _close(pivot, kp: KeyPlan, arith: panel.Arith):
     """A pivot block of keys closed in rounds of 64."""
-    wide.rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=clamp), panel.Arith(kp.ninf, clamp),
-                keep=kp.keep)
+    wide.rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=arith.clamp), arith, keep=kp.keep)
 
 
 def run(ctx, kp: KeyPlan) -> bool:
@@ -165,8 +164,9 @@ def run(ctx, kp: KeyPlan) -> bool:
         return False
     with ctx.phase("keys"):
         pack(ctx.d[:, :n_pad], keys, kp)
-    wide.rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, clamp=ctx.clamp),
-                panel.Arith(kp.ninf, ctx.clamp), keep=kp.keep, phase=ctx.phase, report=ctx.report)
+    arith = panel.Arith(kp.ninf, ctx.clamp)
+    wide.rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, arith=arith), arith, keep=kp.keep,
+                phase=ctx.phase, report=ctx.report)
     with ctx.phase("keys"):
         if kp.verify and not in_range(keys, kp, plan.stats.max_weight):
             return False

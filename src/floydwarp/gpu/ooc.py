@@ -365,7 +365,7 @@ class _Rounds:
         self.copy.synchronize()
 
     def _round(self, r):
-        cp, lay, host = self.cp, self.lay, self.host
+        lay, host = self.lay, self.host
         R, C, Rn, Cn = self.R[0], self.C[0], self.R[1], self.C[1]
         k0, kr, kp = lay.span(r)
         u0, un = k0 // panel.UNIT, kp // panel.UNIT

@@ -31,7 +31,7 @@ def run(ctx) -> None:
     """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
     plan = ctx.plan
     rounds(ctx.d[:, :ctx.lay.N], width(plan), lambda pivot: panel.close_block(pivot, plan),
-           panel.Arith.of(plan), phase=ctx.phase, report=ctx.report)
+           ctx.arith, phase=ctx.phase, report=ctx.report)
 
 
 def _untimed(name):
