@@ -232,7 +232,7 @@ def pipe_timing(rows, sizes=(16384,), configs=None, repeat=3):
     import cupy as cp
 
     configs = configs or {
-        dt: [dict(fast_variant="pipe", pipe_p12="vec"), dict(fast_variant="pipe", pipe_p12="strided")]
+        dt: [dict(fast_variant="pipe")]
         for dt in ("int16", "int32", "float32")
     }
     small = device_graph(300, seed=1)

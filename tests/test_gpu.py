@@ -237,15 +237,34 @@ def small_weight_reference(n):
     return fw.solve(small_weight_graph(n), backend="reference", dtype="float64").to_dense()
 
 
-@pytest.mark.parametrize("layout", ["vec", "strided"])
+def long_path_graph(n, seed):
+    """A Hamiltonian path in random vertex order (every pivot tile needs all six squarings
+    of fw_pipe_p12), negative weights through a potential, and a few random shortcuts."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    src, dst = order[:-1], order[1:]
+    extra = rng.integers(0, n, (2, n // 4))
+    src, dst = np.concatenate([src, extra[0]]), np.concatenate([dst, extra[1]])
+    h = rng.integers(0, 4, n)
+    w = np.concatenate([rng.integers(1, 3, n - 1), rng.integers(n // 2, n, n // 4)]) + h[src] - h[dst]
+    keep = src != dst
+    return fw.Graph.from_edges(src[keep], dst[keep], w[keep].astype(np.float64), n=n)
+
+
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
-def test_pipe_p12_layouts(dtype, layout):
-    """Both layouts of the fused phases 1-2, negative weights (int16 clamps too)."""
+def test_pipe_pivot_closure(dtype):
+    """fw_pipe_p12 closes pivots by squaring: long paths inside a tile, negative weights
+    (int16 clamps), a single tile (pivot only) and phase-3 grids of one and three blocks."""
     for n, grid in ((1000, None), (1025, 3), (65, None), (130, 1)):
         g = small_weight_graph(n)
-        ref = small_weight_reference(n)
-        r = _solve(g, "fast", dtype, fast_variant="pipe", pipe_p12=layout, pipe_grid=grid)
-        np.testing.assert_array_equal(r.to_dense(), ref)
+        r = _solve(g, "fast", dtype, fast_variant="pipe", pipe_grid=grid)
+        np.testing.assert_array_equal(r.to_dense(), small_weight_reference(n))
+    for n in (40, 64, 200, 777):
+        g = long_path_graph(n, seed=n)
+        ref = fw.solve(g, backend="reference", dtype="float64").to_dense()
+        for variant in ("pipe", "wide"):
+            r = _solve(g, "fast", dtype, fast_variant=variant, wide_width=128)
+            np.testing.assert_array_equal(r.to_dense(), ref)
 
 
 def test_phase_timings():

@@ -102,7 +102,7 @@ def test_group_expressions_cover_every_launch():
                 group = engine.fast_group(dt, cfg)
                 if cfg["p3"] == "fw_pipe_p3":
                     for clamp in (False, True):
-                        assert modules.name_expression("fw_pipe_p12", dt, cfg["b"], True, clamp) in group
+                        assert modules.name_expression("fw_pipe_p12", dt, cfg["b"], clamp) in group
                         assert engine.fast_expr(dt, cfg, clamp) in group
                     continue
                 for clamp in (False, True):
@@ -160,9 +160,6 @@ def test_pipe_config():
     assert engine.pipe_shape("int32", (8, 4), 8)[4] == 8
     with pytest.raises(fw.FloydwarpError, match="pipe_unroll"):
         engine.pipe_shape("int32", None, 3)
-    assert engine.pipe_p12_vec() and not engine.pipe_p12_vec("strided")
-    with pytest.raises(fw.FloydwarpError, match="pipe_p12"):
-        engine.pipe_p12_vec("diagonal")
     with pytest.raises(fw.FloydwarpError, match="pipe_shape"):
         engine.pipe_shape("int32", (3, 4))
 
@@ -268,28 +265,34 @@ def _fw(m):
     return m
 
 
+def _closed_by_squaring(p):
+    """fw_pipe_p12's pivot closure: min-plus squarings until nothing changes, at most
+    enough of them for a walk through every vertex of the tile."""
+    for _ in range((len(p) - 1).bit_length()):
+        q = np.minimum(p, (p[:, :, None] + p[None, :, :]).min(axis=1))
+        if (q == p).all():
+            break
+        p = q
+    return p
+
+
 def _pipe_emulated(w, b):
     """pipe.cu's round structure in NumPy: fused phases 1-2 (each block closes the pivot
-    in lockstep with its own row tile, or with its column tile transposed), then phase 3
-    from the column panel and the row panel."""
+    by squaring, then updates its row tile R = min(R, P (x) R) or its column tile
+    C = min(C, C (x) P)), then phase 3 from the column panel and the row panel."""
     d = w.copy()
     t = len(d) // b
     for r in range(t):
         o = slice(r * b, (r + 1) * b)
         nd = d.copy()
+        piv = _closed_by_squaring(d[o, o])
+        nd[o, o] = piv
         for j in range(t):
-            if j == r and t > 1:
+            if j == r:
                 continue
-            u = np.concatenate([d[o, o], d[o, j * b:(j + 1) * b]], axis=1)
-            for kk in range(b):
-                u = np.minimum(u, u[:, kk:kk + 1] + u[kk:kk + 1, :])
-            nd[o, o] = u[:, :b]
-            if t > 1:
-                nd[o, j * b:(j + 1) * b] = u[:, b:]
-                u = np.concatenate([d[o, o].T, d[j * b:(j + 1) * b, o].T], axis=1)
-                for kk in range(b):
-                    u = np.minimum(u, u[:, kk:kk + 1] + u[kk:kk + 1, :])
-                nd[j * b:(j + 1) * b, o] = u[:, b:].T
+            row, col = d[o, j * b:(j + 1) * b], d[j * b:(j + 1) * b, o]
+            nd[o, j * b:(j + 1) * b] = np.minimum(row, (piv[:, :, None] + row[None]).min(axis=1))
+            nd[j * b:(j + 1) * b, o] = np.minimum(col, (col[:, :, None] + piv[None]).min(axis=1))
         d = nd.copy()
         for i in range(t):
             for j in range(t):
@@ -312,6 +315,11 @@ def test_pipe_round_structure_is_floyd_warshall(n, b):
         np.fill_diagonal(w, 0)
         want, got = _fw(w), _pipe_emulated(w, b)
         np.testing.assert_array_equal(np.where(want > big // 2, big, want), np.where(got > big // 2, big, got))
+    path = np.full((n, n), big, dtype=np.int64)     # one path through every vertex, in random order
+    order = rng.permutation(n)
+    path[order[:-1], order[1:]] = rng.integers(1, 5, n - 1)
+    np.fill_diagonal(path, 0)
+    np.testing.assert_array_equal(_fw(path), _pipe_emulated(path, b))
 
 
 def test_fast_falls_back_where_shared_memory_is_short(monkeypatch):

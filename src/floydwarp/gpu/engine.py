@@ -601,7 +601,7 @@ def _blocked_vec(ctx):
 #:   "vec":   blocked-vec's phase 3, B = 64 (int16: packed pairs, fw_vec_p3_s16).
 #: Phases 1 and 2 are fast.cu's register-resident kernels at the same B.
 #:   "pipe":  pipe.cu: phases 1 and 2 fused into one launch (each block closes the pivot
-#:            in lockstep with its own tile; timed as "phase2") and a persistent,
+#:            by min-plus squaring, then its own tile; timed as "phase2") and a persistent,
 #:            cp.async double-buffered phase 3 (B = 64; int16, int32, float32).
 #:   "wide":  wide.py: rounds of WIDE_WIDTH pivot columns, each a pivot closure and
 #:            three panel products (minplus.cu), for every dtype.
@@ -618,9 +618,6 @@ FAST_DEFAULT_VARIANT = {"int16": WIDE, "int32": WIDE, "float32": WIDE, "int64": 
 PIPE_B = 64
 PIPE_SHAPES = {"int16": (4, 4), "int32": (4, 4), "float32": (4, 4)}
 PIPE_UNROLL = 64
-#: fused phases 1-2: each thread's cells in groups of four adjacent rows / columns, read
-#: with 16-byte loads ("vec", default), or 16 apart ("strided"); options["pipe_p12"]
-PIPE_P12_LAYOUTS = ("vec", "strided")
 #: threads in y of fw_vec_p3_s16 (x is B / 8)
 S16_VEC_TY = 16
 
@@ -734,28 +731,21 @@ def pipe_shape(dtype, shape=None, unroll=None):
 
 
 def pipe_smem(dtype):
-    """Dynamic shared memory of pipe.cu's fused phases 1-2 and of its phase 3."""
+    """Dynamic shared memory of pipe.cu's fused phases 1-2 (the pivot transposed, one
+    word a value, then the pivot and the own tile in words, rows padded by 4 words) and
+    of its phase 3."""
     dt = np.dtype(dtype)
     b = PIPE_B
-    isz = dt.itemsize
-    pitch = 2 * b + (1 if isz >= 4 else 4 // isz)
-    s12 = b * pitch * isz + 6 * b * 4
     words = b // (2 if dt.name == "int16" else 1)
+    s12 = (b * (b + 4) + 2 * b * (words + 4)) * 4
     s3 = (b * b + 3 * b * words) * 4
     return s12, s3
 
 
-def pipe_p12_vec(layout=None) -> bool:
-    layout = layout or PIPE_P12_LAYOUTS[0]
-    if layout not in PIPE_P12_LAYOUTS:
-        raise FloydwarpError(f"pipe_p12 must be one of {PIPE_P12_LAYOUTS}, got {layout!r}")
-    return layout == "vec"
-
-
-def pipe_group(dtype, shape, vec=True):
+def pipe_group(dtype, shape):
     exprs = []
     for clamp in (False, True):
-        exprs.append(modules.name_expression("fw_pipe_p12", dtype, PIPE_B, vec, clamp))
+        exprs.append(modules.name_expression("fw_pipe_p12", dtype, PIPE_B, clamp))
         exprs.append(modules.name_expression("fw_pipe_p3", dtype, PIPE_B, *shape, clamp))
     return tuple(exprs)
 
@@ -769,9 +759,8 @@ def _run_pipe(ctx):
     tm, tn, nt, minb, ku = shape
     s12, s3 = pipe_smem(dt)
     _check_smem(ctx.plan, max(s12, s3))
-    vec = pipe_p12_vec(ctx.plan.options.get("pipe_p12"))
-    group = pipe_group(dt, shape, vec)
-    k12 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p12", dt, b, vec, clamp), group,
+    group = pipe_group(dt, shape)
+    k12 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p12", dt, b, clamp), group,
                          dynamic_smem=s12)
     k3 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p3", dt, b, *shape, clamp), group,
                         dynamic_smem=s3)

@@ -2,15 +2,17 @@
 //
 // Round r of blocked Floyd-Warshall with B x B tiles (B = 64):
 //
-// * fw_pipe_p12 (phases 1 and 2 fused, grid (tiles - 1, 2)): each block runs
-//   Floyd-Warshall over the pivot's k range on a B x 2B region held in registers --
-//   the pivot tile and its own tile of row r (blockIdx.y == 0) or, transposed, of
-//   column r (blockIdx.y == 1).  Restricted to rows (or columns) of the pivot, that
-//   region is closed under the k steps, so the block needs no phase-1 result: each
-//   block redoes the pivot's closure in lockstep with its own tile (B steps instead
-//   of phase 1's B steps followed by phase 2's B steps, and one launch instead of
-//   two).  Values are minima over the same path sets as in phases 1 and 2, so the
-//   results are the same.  Block (0, 0) hands the closed pivot to phase 3 through the
+// * fw_pipe_p12 (phases 1 and 2 fused, grid (tiles - 1, 2)): each block closes the
+//   pivot tile itself, by repeated min-plus squaring P = min(P, P (x) P) (after s
+//   squarings P holds the shortest walks of up to 2^s edges, so 6 squarings reach every
+//   simple path of a 64-vertex tile; a squaring that changes nothing ends it early), and
+//   then updates its own tile of row r (blockIdx.y == 0) with ONE product, R = min(R,
+//   P* (x) R), or, transposed, of column r (blockIdx.y == 1), C = min(C, C (x) P*).
+//   Squaring needs a barrier per squaring (2-4 in practice) where Floyd-Warshall's k
+//   loop needs one per k (64): the closure is latency bound, and this is what phase 1
+//   of every round and every pivot-block closure of "wide" waits for.  Every block
+//   computes the same closed pivot (the same sums in the same order; column blocks on
+//   its transpose).  Block (0, 0) hands the closed pivot to phase 3 through the
 //   scratch tile ``pv``; column blocks also write their tile k-major into the panel
 //   ``ap`` in phase 3's word format (int16: each value broadcast to both halves of a
 //   32-bit word), so phase 3 reads four rows with one 16-byte shared-memory load.
@@ -31,188 +33,160 @@
 //   end of a tile, as in blocked.cu (a and b are fixed in phase 3).
 #include "lanes.cuh"
 
-template <typename T> struct PipeReg { typedef T type; };
-template <> struct PipeReg<short> { typedef int type; };  // int16 cells of phases 1-2 in 32-bit registers
-
 // ---------------------------------------------------------------- phases 1 + 2
-// A thread's cells (16 x 16 threads, S x 2S cells, S = B / 16), in one of two layouts:
-//   VEC = false: rows ty + 16 si, columns tx + 16 sj (sj < S: pivot, else own tile);
-//   VEC = true (B = 64): rows 4 ty + si, columns 4 tx + sj (pivot) and B + 4 tx + sj - S
-//   (own tile): the four values of a row or column segment that a step reads lie side
-//   by side, one 16-byte shared-memory load (3 loads a step instead of 12).
-template <bool VEC, int B> struct P12Map {
-    static constexpr int S = B / 16;
-    static __device__ __forceinline__ int row(int si, int ty) { return VEC ? 4 * ty + si : ty + 16 * si; }
-    static __device__ __forceinline__ int col(int sj, int tx) {
-        return VEC ? (sj < S ? 4 * tx + sj : B + 4 * tx + (sj - S)) : tx + 16 * sj;
-    }
-    // which thread row / column owns region row / column nk, and which of its cells
-    static __device__ __forceinline__ int owner(int nk) { return VEC ? nk >> 2 : nk & 15; }
-    static __device__ __forceinline__ int sel(int nk) { return VEC ? nk & 3 : nk >> 4; }
+// Shared memory, three tiles of 4-byte words (Lane<T>: int16 values in pairs):
+//   Q:  the pivot, row-major, B / EPW words a row;
+//   QT: the pivot transposed, one word per value (int16: broadcast to both halves), so
+//       QT[k][i] is the left operand of row i at step k in the product's word format;
+//   X:  the own tile, row-major like Q.
+// All are "row-panel" oriented: X[k][j] is the own tile's value in pivot row k (column
+// blocks store the pivot and their tile transposed).  Thread (tx, ty) of 16 x 16 owns
+// rows 4 ty + si (si < 4) and the 4 columns from 4 tx on (4 / EPW words), so a k step
+// reads its four left operands with one 16-byte load and its right operands with one
+// 16-byte (int16: 8-byte) load, and int16 relaxes two columns per instruction.
+constexpr int P12_PITCH = 64 + 4;  // words a row of QT (and the most of Q, X): 16-byte aligned rows
+constexpr int P12_SQUARINGS = 6;   // 2^6 >= 63 edges: every simple path in a 64-vertex tile
+
+template <typename L> struct P12Tile {
+    static constexpr int WPT = 4 / L::EPW;            // words a thread owns in a row
+    static constexpr int PITCH = 64 / L::EPW + 4;     // words a row of Q and X
+    struct __align__(4 * WPT) Row { typename L::W v[WPT]; };  // a thread's words of a row: one load
 };
 
-// Publish row ``sel`` (cells c[sel][0..SC-1]) or column ``sel`` (cells c[0..SR-1][sel])
-// of a thread's cells; the switch gives compile-time register indices.
-template <typename M, typename R, int SR, int SC>
-__device__ __forceinline__ void pp_publish_row(R* dst, const R (&c)[SR][SC], int sel, int tx) {
-    switch (sel) {
-#define PP_ROW_CASE(q)                                                                  \
-    case q:                                                                             \
-        if (q < SR) {                                                                   \
-            _Pragma("unroll") for (int sj = 0; sj < SC; ++sj) dst[M::col(sj, tx)] = c[q < SR ? q : 0][sj]; \
-        }                                                                               \
-        break;
-        PP_ROW_CASE(0) PP_ROW_CASE(1) PP_ROW_CASE(2) PP_ROW_CASE(3)
-        PP_ROW_CASE(4) PP_ROW_CASE(5) PP_ROW_CASE(6) PP_ROW_CASE(7)
-#undef PP_ROW_CASE
+// Value h of a word.
+template <typename T> __device__ __forceinline__ T p12_value(typename Lane<T>::W w, int) { return w; }
+template <> __device__ __forceinline__ short p12_value<short>(unsigned int w, int h) {
+    return (short)(h ? w >> 16 : w & 0xffffu);
+}
+
+// c = min(c, a (x) b) for a thread's 4 rows x WPT words over the B steps of k: a from aT
+// (k-major words), b row-major; clamped at -INF once at the end (every operand is >= -INF,
+// so the clamp commutes with the mins).
+template <typename L, int B, bool CLAMP, typename T>
+__device__ __forceinline__ void p12_product(typename L::W (&c)[4][P12Tile<L>::WPT], const typename L::W* aT,
+                                            const typename L::W* b, int tx, int ty, T ninf) {
+    typedef typename L::W W;
+    constexpr int WPT = P12Tile<L>::WPT, PITCH = P12Tile<L>::PITCH;
+#pragma unroll 8
+    for (int k = 0; k < B; ++k) {
+        const W4<W> a = *reinterpret_cast<const W4<W>*>(aT + k * P12_PITCH + 4 * ty);
+        const typename P12Tile<L>::Row bb = *reinterpret_cast<const typename P12Tile<L>::Row*>(b + k * PITCH + WPT * tx);
+#pragma unroll
+        for (int si = 0; si < 4; ++si)
+#pragma unroll
+            for (int w = 0; w < WPT; ++w) c[si][w] = L::addmin(a.v[si], bb.v[w], c[si][w]);
+    }
+    if (CLAMP) {
+#pragma unroll
+        for (int si = 0; si < 4; ++si)
+#pragma unroll
+            for (int w = 0; w < WPT; ++w) c[si][w] = L::clampw(c[si][w], ninf);
     }
 }
 
-template <typename M, typename R, int SR, int SC>
-__device__ __forceinline__ void pp_publish_col(R* dst, const R (&c)[SR][SC], int sel, int ty) {
-    switch (sel) {
-#define PP_COL_CASE(q)                                                                  \
-    case q:                                                                             \
-        if (q < SC) {                                                                   \
-            _Pragma("unroll") for (int si = 0; si < SR; ++si) dst[M::row(si, ty)] = c[si][q < SC ? q : 0]; \
-        }                                                                               \
-        break;
-        PP_COL_CASE(0) PP_COL_CASE(1) PP_COL_CASE(2) PP_COL_CASE(3)
-        PP_COL_CASE(4) PP_COL_CASE(5) PP_COL_CASE(6) PP_COL_CASE(7)
-#undef PP_COL_CASE
-    }
-}
-
-// Four consecutive 4-byte values from shared memory (16-byte aligned) as one load.
-template <typename R>
-__device__ __forceinline__ void pp_ld4(const R* p, R& a, R& b, R& c, R& e) {
-    const W4<R> v = *reinterpret_cast<const W4<R>*>(p);
-    a = v.v[0];
-    b = v.v[1];
-    c = v.v[2];
-    e = v.v[3];
-}
-
-// Shared memory: B x PITCH elements of T (the region), then 2 x 2B (row buffers) and
-// 2 x B (column buffers) 4-byte values; PITCH makes the row stride an odd number of
-// 4-byte words, so the transposed accesses of the column blocks are free of bank
-// conflicts (and B * PITCH * sizeof(T) keeps the buffers 16-byte aligned for B = 64).
-template <typename T, int B> struct P12Shape {
-    static constexpr int PITCH = 2 * B + (sizeof(T) >= 4 ? 1 : 4 / (int)sizeof(T));
-    static constexpr int SMEM = B * PITCH * (int)sizeof(T) + 6 * B * 4;
-};
-
-template <typename T, int B, bool VEC, bool CLAMP>
+template <typename T, int B, bool CLAMP>
 __global__ void __launch_bounds__(256, 4)
 fw_pipe_p12(T* d, i64 p, typename Lane<T>::W* ap, T* pv, int r, T ninf, int tiles) {
-    constexpr int S = B / 16, S2 = 2 * S;
-    constexpr int PITCH = P12Shape<T, B>::PITCH;
-    static_assert(S2 <= 8, "the publish switches handle up to 8 cells a side");
-    static_assert(!VEC || B == 64, "the vector layout is for 64 x 64 tiles");
-    static_assert((B * PITCH * sizeof(T)) % 16 == 0, "row buffers must stay 16-byte aligned");
-    typedef typename PipeReg<T>::type R;
-    static_assert(sizeof(R) == 4, "4-byte cells");
+    static_assert(B == 64, "a 16 x 16 block of threads with 4 x 4 cells each covers a 64 x 64 tile");
     typedef Lane<T> L;
-    typedef P12Map<VEC, B> M;
+    typedef typename L::W W;
+    static_assert(sizeof(W) == 4, "4-byte words");
+    constexpr int EPW = L::EPW, WPT = P12Tile<L>::WPT, PITCH = P12Tile<L>::PITCH;
+    constexpr int VPITCH = PITCH * EPW;  // values a row of Q and X
     extern __shared__ __align__(16) unsigned char fw_smem[];
-    T* st = reinterpret_cast<T*>(fw_smem);                                // B x PITCH
-    R* rowbuf = reinterpret_cast<R*>(fw_smem + B * PITCH * sizeof(T));   // 2 x 2B
-    R* colbuf = rowbuf + 4 * B;                                           // 2 x B
+    W* const QT = reinterpret_cast<W*>(fw_smem);
+    W* const Q = QT + B * P12_PITCH;
+    W* const X = Q + B * PITCH;
+    T* const Qv = reinterpret_cast<T*>(Q);  // the same tiles, one value at a time
+    T* const Xv = reinterpret_cast<T*>(X);
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
     const bool pivot_only = tiles == 1;
     const bool is_row = blockIdx.y == 0;
     const int t = pivot_only ? r : blockIdx.x + (blockIdx.x >= r);
     const i64 o = (i64)r * B, ot = (i64)t * B;
 
-    // The region, "row-panel" orientation: st[x][y] for x < B (pivot rows), y < 2B:
-    // y < B the pivot, y >= B the own tile.  Column blocks store both transposed.
     for (int idx = tid; idx < B * B; idx += 256) {
         const int i = idx / B, j = idx % B;
         const T pvv = d[(o + i) * p + o + j];
-        if (is_row) {
-            st[i * PITCH + j] = pvv;
-            st[i * PITCH + B + j] = d[(o + i) * p + ot + j];
-        } else {
-            st[j * PITCH + i] = pvv;
-            st[j * PITCH + B + i] = d[(ot + i) * p + o + j];
-        }
+        const int qi = is_row ? i : j, qj = is_row ? j : i;
+        Qv[qi * VPITCH + qj] = pvv;
+        QT[qj * P12_PITCH + qi] = L::word(pvv);
+        if (!pivot_only) Xv[qi * VPITCH + qj] = is_row ? d[(o + i) * p + ot + j] : d[(ot + i) * p + o + j];
     }
     __syncthreads();
-    const R nin = ninf;
-    R c[S][S2];
+    const int cell = 4 * ty * PITCH + WPT * tx;  // this thread's first word of Q or X
+    W q[4][WPT];
 #pragma unroll
-    for (int si = 0; si < S; ++si)
+    for (int si = 0; si < 4; ++si)
 #pragma unroll
-        for (int sj = 0; sj < S2; ++sj) c[si][sj] = st[M::row(si, ty) * PITCH + M::col(sj, tx)];
-    if (tid < 2 * B) rowbuf[tid] = st[tid];
-    if (tid < B) colbuf[tid] = st[tid * PITCH];
-    __syncthreads();
+        for (int w = 0; w < WPT; ++w) q[si][w] = Q[cell + si * PITCH + w];
 
 #pragma unroll 1
-    for (int kk = 0; kk < B; ++kk) {
-        const R* rb = rowbuf + (kk & 1) * 2 * B;
-        const R* cb = colbuf + (kk & 1) * B;
-        R a[S], b[S2];
-        if (VEC) {
-            pp_ld4(cb + 4 * ty, a[0], a[1], a[2], a[3 % S]);
-            pp_ld4(rb + 4 * tx, b[0], b[1], b[2], b[3 % S2]);
-            pp_ld4(rb + B + 4 * tx, b[S % S2], b[(S + 1) % S2], b[(S + 2) % S2], b[(S + 3) % S2]);
-        } else {
+    for (int sq = 0; sq < P12_SQUARINGS; ++sq) {
+        W before[4][WPT];
+        bool changed = false;
 #pragma unroll
-            for (int si = 0; si < S; ++si) a[si] = cb[M::row(si, ty)];
+        for (int si = 0; si < 4; ++si)
 #pragma unroll
-            for (int sj = 0; sj < S2; ++sj) b[sj] = rb[M::col(sj, tx)];
-        }
+            for (int w = 0; w < WPT; ++w) before[si][w] = q[si][w];
+        p12_product<L, B, CLAMP>(q, QT, Q, tx, ty, ninf);
 #pragma unroll
-        for (int si = 0; si < S; ++si)
+        for (int si = 0; si < 4; ++si)
 #pragma unroll
-            for (int sj = 0; sj < S2; ++sj) {
-                const R s = fw_cand(a[si], b[sj], nin, CLAMP);
-                c[si][sj] = s < c[si][sj] ? s : c[si][sj];
+            for (int w = 0; w < WPT; ++w) changed |= q[si][w] != before[si][w];
+        if (!__syncthreads_or(changed)) break;  // (every read of this squaring is done)
+#pragma unroll
+        for (int si = 0; si < 4; ++si)
+#pragma unroll
+            for (int w = 0; w < WPT; ++w) {
+                Q[cell + si * PITCH + w] = q[si][w];
+#pragma unroll
+                for (int h = 0; h < EPW; ++h)
+                    QT[(4 * tx + EPW * w + h) * P12_PITCH + 4 * ty + si] = L::word(p12_value<T>(q[si][w], h));
             }
-        const int nk = kk + 1;
-        if (nk < B) {
-            // The owners of row nk / column nk publish them for the next step; the
-            // outer tests are uniform over half warps or true for one lane in 16 (4).
-            if (ty == M::owner(nk)) pp_publish_row<M, R, S, S2>(rowbuf + (nk & 1) * 2 * B, c, M::sel(nk), tx);
-            if (tx == M::owner(nk)) pp_publish_col<M, R, S, S2>(colbuf + (nk & 1) * B, c, M::sel(nk), ty);
-        }
         __syncthreads();
     }
 
+    if (is_row && blockIdx.x == 0) {
+        // the closed pivot: into d (single tile) or the scratch tile for phase 3
+        T* dst = pivot_only ? d + o * p + o : pv;
+        const i64 dp = pivot_only ? p : (i64)B;
+#pragma unroll
+        for (int si = 0; si < 4; ++si)
+#pragma unroll
+            for (int w = 0; w < WPT; ++w) reinterpret_cast<W*>(dst + (4 * ty + si) * dp + 4 * tx)[w] = q[si][w];
+    }
+    if (pivot_only) return;
+
+    W x[4][WPT];
+#pragma unroll
+    for (int si = 0; si < 4; ++si)
+#pragma unroll
+        for (int w = 0; w < WPT; ++w) x[si][w] = X[cell + si * PITCH + w];
+    p12_product<L, B, CLAMP>(x, QT, X, tx, ty, ninf);
+
     if (is_row) {
-        if (blockIdx.x == 0) {
-            // the closed pivot: into d (single tile) or the scratch tile for phase 3
-            T* dst = pivot_only ? d + o * p + o : pv;
-            const i64 dp = pivot_only ? p : (i64)B;
 #pragma unroll
-            for (int si = 0; si < S; ++si)
+        for (int si = 0; si < 4; ++si)
 #pragma unroll
-                for (int sj = 0; sj < S; ++sj) dst[M::row(si, ty) * dp + M::col(sj, tx)] = (T)c[si][sj];
+            for (int w = 0; w < WPT; ++w) reinterpret_cast<W*>(d + (o + 4 * ty + si) * p + ot + 4 * tx)[w] = x[si][w];
+        return;
+    }
+    // Value h of word (si, w) is own[i][kk], kk = 4 ty + si, i = 4 tx + EPW w + h.
+    W* a_out = ap + ot * B;  // k-major: a_out[kk * B + i]
+    __syncthreads();         // every thread is done reading X
+#pragma unroll
+    for (int si = 0; si < 4; ++si)
+#pragma unroll
+        for (int w = 0; w < WPT; ++w) {
+#pragma unroll
+            for (int h = 0; h < EPW; ++h) a_out[(4 * ty + si) * B + 4 * tx + EPW * w + h] = L::word(p12_value<T>(x[si][w], h));
+            X[cell + si * PITCH + w] = x[si][w];
         }
-        if (!pivot_only) {
-#pragma unroll
-            for (int si = 0; si < S; ++si)
-#pragma unroll
-                for (int sj = S; sj < S2; ++sj)
-                    d[(o + M::row(si, ty)) * p + ot + (M::col(sj, tx) - B)] = (T)c[si][sj];
-        }
-    } else {
-        // Cell (si, sj >= S) holds own[i][kk], i = col - B, kk = row.
-        typename L::W* a_out = ap + ot * B;  // k-major: a_out[kk * B + i]
-#pragma unroll
-        for (int si = 0; si < S; ++si)
-#pragma unroll
-            for (int sj = S; sj < S2; ++sj) {
-                const int kk = M::row(si, ty), i = M::col(sj, tx) - B;
-                a_out[kk * B + i] = L::word((T)c[si][sj]);
-                st[kk * PITCH + B + i] = (T)c[si][sj];
-            }
-        __syncthreads();
-        for (int idx = tid; idx < B * B; idx += 256) {
-            const int i = idx / B, j = idx % B;
-            d[(ot + i) * p + o + j] = st[j * PITCH + B + i];
-        }
+    __syncthreads();
+    for (int idx = tid; idx < B * B; idx += 256) {
+        const int i = idx / B, j = idx % B;
+        d[(ot + i) * p + o + j] = Xv[j * VPITCH + i];
     }
 }
 
