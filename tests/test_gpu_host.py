@@ -125,6 +125,16 @@ def _plan(dtype, weights, **options):
                 algorithm="fast", options=options, stats=stats)
 
 
+def test_wide_width_per_dtype():
+    from floydwarp.gpu import wide
+
+    assert wide.width(_plan("int16", [1])) == 3072
+    assert wide.width(_plan("int32", [1])) == wide.width(_plan("float32", [1])) == 2048
+    assert wide.width(_plan("int16", [1], wide_width=128)) == 128
+    with pytest.raises(fw.FloydwarpError, match="wide_width"):
+        wide.width(_plan("int32", [1], wide_width=100))
+
+
 @pytest.mark.parametrize("dtype", ["int16", "int32", "int64", "float32", "float64"])
 def test_product_arithmetic_follows_the_weights(dtype):
     from floydwarp.gpu import panel

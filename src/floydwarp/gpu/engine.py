@@ -603,7 +603,7 @@ def _blocked_vec(ctx):
 #:   "pipe":  pipe.cu: phases 1 and 2 fused into one launch (each block closes the pivot
 #:            by min-plus squaring, then its own tile; timed as "phase2") and a persistent,
 #:            cp.async double-buffered phase 3 (B = 64; int16, int32, float32).
-#:   "wide":  wide.py: rounds of WIDE_WIDTH pivot columns, each a pivot closure and
+#:   "wide":  wide.py: rounds of wide.WIDE_WIDTH pivot columns, each a pivot closure and
 #:            three panel products (minplus.cu), for every dtype.
 FAST_VARIANTS = ("tiled", "async", "vec", "pipe")
 WIDE = "wide"
@@ -802,7 +802,7 @@ def _fast_tile(plan):
 
 
 @_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
-            description="production kernel: rounds of 2048 pivot columns as min-plus panel products with the "
+            description="production kernel: rounds of 2048-3072 pivot columns as min-plus panel products with the "
                         "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
                         "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); int16/int32 "
                         "predecessors ride in the distance word ('keyed'); DPX add-min on sm_90")

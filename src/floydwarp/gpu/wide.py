@@ -1,6 +1,6 @@
 """``fast`` variant "wide": in-core blocked Floyd-Warshall with wide rounds of panel products.
 
-Rounds of ``w`` pivot columns (w a multiple of 64, default ``WIDE_WIDTH``) instead of 64:
+Rounds of ``w`` pivot columns (w a multiple of 64, ``WIDE_WIDTH`` per dtype) instead of 64:
 the w x w pivot block is closed by the 64-tile kernels (``panel.close_block``), then the
 pivot row and column panels and the rest of the matrix are each ONE ``panel.minplus``
 launch (minplus.cu), which keeps every output tile in registers over all w pivot steps.
@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from ..errors import FloydwarpError
 from . import panel
 
-#: pivot columns per round (options["wide_width"] overrides); H100, int32, n = 16384:
-#: 1024 -> 14.4, 2048 -> 14.5, 4096 -> 14.4 T relax/s
-WIDE_WIDTH = 2048
+#: pivot columns per round by dtype (options["wide_width"] overrides).  H100, n = 16384,
+#: T relax/s at 1024 / 1536 / 2048 / 3072: int16 28.22 / 28.24 / 28.13 / 28.44, int32
+#: 14.51 / 14.55 / 14.56 / 14.58, float32 14.19 / 14.19 / 14.20 / 14.18 (bench/NOTES.md)
+WIDE_WIDTH = {"int16": 3072}
+WIDE_WIDTH_DEFAULT = 2048
 
 
 def width(plan) -> int:
-    w = int(plan.options.get("wide_width") or WIDE_WIDTH)
+    w = int(plan.options.get("wide_width") or WIDE_WIDTH.get(np.dtype(plan.dtype).name, WIDE_WIDTH_DEFAULT))
     if w <= 0 or w % panel.UNIT:
         raise FloydwarpError(f"wide_width must be a positive multiple of {panel.UNIT}, got {w}")
     return w
