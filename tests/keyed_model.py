@@ -11,7 +11,7 @@ def pack(d, kp):
     """fw_key_pack: d * 2**bits + i on edges i -> j; key INF and none elsewhere, none on the diagonal."""
     n = d.shape[0]
     edge = d < numeric.inf_of(d.dtype)
-    dist = np.where(edge, d.astype(np.int64), kp.inf)
+    dist = np.where(edge, d, kp.inf).astype(np.int64)
     rows = np.broadcast_to(np.arange(n)[:, None], (n, n))
     p = np.where(edge & (rows != rows.T), rows, kp.none)
     return (dist * (1 << kp.bits) + p).astype(np.int32)

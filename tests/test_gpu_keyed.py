@@ -32,12 +32,13 @@ def _pitched(a, extra=7):
     return out[:, :a.shape[1]]
 
 
-@pytest.mark.parametrize("dtype", ["int16", "int32"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
 @pytest.mark.parametrize("n", [1, 5, 300, 4100])
 def test_pack_and_unpack_kernels_match_the_model(dtype, n):
     rng = np.random.default_rng(n)
-    d = _start_matrix(random_weight_matrix(rng, n, low=-3, high=20), dtype)
-    kp = keyed.plan_keys(_plan(dtype, n, -3, 20), n)
+    low = 0 if dtype.startswith("float") else -3      # floats take keys for weights >= 0 only
+    d = _start_matrix(random_weight_matrix(rng, n, low=low, high=20), dtype)
+    kp = keyed.plan_keys(_plan(dtype, n, low, 20), n)
     keys = _pitched(np.zeros((n, n), np.int32))
     keyed.pack(_pitched(d), keys, kp)
     np.testing.assert_array_equal(keys.get(), model.pack(d, kp))
@@ -65,7 +66,32 @@ def test_keyed_matches_reference(n, dtype, kind, width):
     check_predecessors(r, g)
 
 
-@pytest.mark.parametrize("dtype", ["int16", "int32"])
+@pytest.mark.parametrize("n", [1, 63, 65, 700])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("width", [None, 128])
+def test_float_keys_for_integer_weights(n, dtype, width):
+    """Non-negative integer weights: keys, the float run's distances bit for bit; negative
+    or fractional weights: the blocked kernels."""
+    g = graph(n, "pos")
+    r = _fast(g, dtype, **({"wide_width": width} if width else {}))
+    assert r.metadata["predecessors"] == "keyed"
+    np.testing.assert_array_equal(r.dist, _solve(g, "fast", dtype).dist)
+    check_predecessors(r, g)
+    if n > 1:
+        r = _fast(graph(n, "neg"), dtype)
+        assert r.metadata["predecessors"] == "blocked"
+        np.testing.assert_array_equal(r.to_dense(), reference(n, "neg")[0])
+        check_predecessors(r, graph(n, "neg"))
+        src, dst, w = g.edges()
+        half = fw.Graph.from_edges(src, dst, w + 0.5, n=n)
+        r = _fast(half, dtype)
+        assert r.metadata["predecessors"] == "blocked"
+        ref = fw.solve(half, backend="reference", dtype="float64").to_dense()
+        np.testing.assert_allclose(r.to_dense(), ref, rtol=1e-6)
+        check_predecessors(r, half)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32"])
 def test_keyed_and_blocked_agree_on_distances(dtype):
     g = erdos_renyi(2100, 5, seed=11)
     keyed = _fast(g, dtype, wide_width=1024)

@@ -15,8 +15,8 @@ from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, initial_predecessors, walk
 
 
-def _plan(dtype, n, low, high, **options):
-    stats = numeric.WeightStats(n, low, high, True)
+def _plan(dtype, n, low, high, integral=True, **options):
+    stats = numeric.WeightStats(n, low, high, integral)
     dt = np.dtype(dtype)
     return Plan(n=n, dtype=dt, inf=numeric.inf_of(dt), clamp=low < 0, backend="gpu", algorithm="fast",
                 predecessors=True, options=options, stats=stats)
@@ -49,9 +49,28 @@ def test_int32_keys_are_narrower():
     assert keyed.plan_keys(_plan("int32", 1000, -5000, 16), 1000) is None
 
 
-@pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
-def test_no_keys_for_other_dtypes(dtype):
-    assert keyed.plan_keys(_plan(dtype, 100, 1, 16), 100) is None
+def test_no_keys_for_int64():
+    assert keyed.plan_keys(_plan("int64", 100, 1, 16), 100) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_floats_take_keys_for_non_negative_integer_weights(dtype):
+    kp = keyed.plan_keys(_plan(dtype, 1000, 0, 16), 1000)
+    assert (kp.bits, kp.inf, kp.unreachable, kp.verify) == (10, 2 ** 20 - 1, 2 ** 20 - 1, False)
+    kp = keyed.plan_keys(_plan(dtype, 16384, 1, 16), 16384)
+    assert (kp.bits, kp.inf, kp.verify) == (15, 32767, True)       # proven after the run, as int32
+    assert keyed.plan_keys(_plan(dtype, 1000, 1, 16, integral=False), 1000) is None
+    assert keyed.plan_keys(_plan(dtype, 1000, -1, 16), 1000) is None
+
+
+def test_float32_keys_stay_below_two_to_the_24():
+    # 3 vertices: 2 predecessor bits would allow distances up to 2**28; float32 integers are
+    # exact up to 2**24 only
+    kp = keyed.plan_keys(_plan("float32", 3, 1, 2 ** 22), 3)
+    assert kp.inf == 2 ** 24 and not kp.verify                   # 2 * 2**22 provably fits
+    kp = keyed.plan_keys(_plan("float32", 3, 1, 2 ** 23 + 1), 3)
+    assert kp.inf == 2 ** 24 and kp.verify
+    assert keyed.plan_keys(_plan("float64", 3, 1, 2 ** 23 + 1), 3).inf == 2 ** 28 - 1
 
 
 def test_keys_can_be_turned_off_and_need_stats():
@@ -117,7 +136,7 @@ def _check_routes(dist, pred, w):
         assert sum(w[u, v] for u, v in zip(path, path[1:])) == dist[a, b]
 
 
-@pytest.mark.parametrize("dtype", ["int16", "int32"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
 @pytest.mark.parametrize("seed", range(12))
 def test_keys_give_exact_distances_and_routes(dtype, seed):
     rng = np.random.default_rng(seed)

@@ -804,8 +804,9 @@ def _fast_tile(plan):
 @_algorithm("fast", tile=_fast_tile, default=True, bytes_moved=traffic.fast_model,
             description="production kernel: rounds of 2048-3072 pivot columns as min-plus panel products with the "
                         "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
-                        "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); int16/int32 "
-                        "predecessors ride in the distance word ('keyed'); DPX add-min on sm_90")
+                        "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); predecessors ride in "
+                        "the distance word ('keyed') for int16/int32 and for float weights that are non-negative "
+                        "integers; DPX add-min on sm_90")
 def _run_fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     dt = ctx.dtype

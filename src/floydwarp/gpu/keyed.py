@@ -26,6 +26,12 @@ the distances are the int16 arithmetic, bit for bit.  int32 keys are exact when 
 weights bound every path below the key INF, or, with no negative weights, when the run
 proves ``max finite + max weight < INF`` (numeric.py); otherwise the run is refused here
 and the blocked kernels take it.
+
+float32 and float64 take keys when every weight is a non-negative integer: their
+arithmetic on such weights is integer arithmetic as long as the sums stay exact
+(below ``2**24`` for float32), so the key INF is capped there and the same proofs apply;
+the distances are the float run's, bit for bit.  Fractional or negative float weights
+keep the blocked kernels (a negative cycle clamps keys at -INF, which float runs do not).
 """
 from __future__ import annotations
 
@@ -39,7 +45,7 @@ from ..arrays import array_module
 from ..predecessors import NO_PREDECESSOR
 from . import modules, panel, wide
 
-#: distance dtypes whose values and a predecessor fit in one int32
+#: integer distance dtypes whose values and a predecessor fit in one int32
 KEY_DTYPES = ("int16", "int32")
 
 
@@ -73,14 +79,15 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
     """How to run ``plan`` on keys, or None where its predecessors do not fit beside the distances."""
     dt = np.dtype(plan.dtype)
     stats = plan.stats
-    if dt.name not in KEY_DTYPES or stats is None or not plan.options.get("keyed_predecessors", True):
+    if stats is None or not plan.options.get("keyed_predecessors", True) or not _keyable(dt, stats):
         return None
     bits = max(1, int(n).bit_length())
     if bits > 28:
         return None
-    dtype_inf = int(numeric.inf_of(dt))
-    kinf = min(dtype_inf, (1 << (30 - bits)) - 1)
-    if kinf == dtype_inf or numeric.holds(stats, kinf):
+    limit = _exact_limit(dt)
+    kinf = min(limit, (1 << (30 - bits)) - 1)
+    own_inf = dt.kind == "i" and kinf == limit
+    if own_inf or numeric.holds(stats, kinf):
         verify = False             # the dtype's own arithmetic, or provably in range
     elif stats.integral and not stats.has_negative and stats.max_weight < kinf:
         verify = True
@@ -88,6 +95,17 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
         return None
     neg = int(stats.neg_bound) if stats.has_negative else 0
     return KeyPlan(bits, kinf, kinf - neg, verify)
+
+
+def _keyable(dt: np.dtype, stats) -> bool:
+    return dt.name in KEY_DTYPES or (dt.kind == "f" and stats.integral and not stats.has_negative)
+
+
+def _exact_limit(dt: np.dtype) -> int:
+    """Integer dtypes: their INF.  Floats: 2**(mantissa bits + 1): integers below it are
+    exact, and a sum at or above it cannot round below it, so a float run's distances
+    below it are the integer ones."""
+    return int(numeric.inf_of(dt)) if dt.kind == "i" else 1 << (np.finfo(dt).nmant + 1)
 
 
 #: the pack and unpack grids' rows (each block then strides over the matrix), and the
