@@ -219,6 +219,26 @@ def test_zero_weight_cycles_give_loop_free_predecessors(dtype):
     assert fell_back
 
 
+@pytest.mark.parametrize("dtype, weights, looked", [
+    ("int32", (1, 9), False), ("float32", (1, 9), False), ("float64", (1, 9), False),   # exact, positive
+    ("float32", (0.5, 9.5), True), ("int32", (0, 9), True),    # rounding; zero-weight cycles possible
+])
+def test_loop_check_only_where_a_loop_can_form(monkeypatch, dtype, weights, looked):
+    """Exact arithmetic and positive weights: every predecessor edge is tight and no
+    cycle weighs zero, so solve() skips the O(n^2) loop check of the predecessors."""
+    import importlib
+
+    solve_module = importlib.import_module("floydwarp.solve")   # (the package's `solve` is the function)
+    calls = []
+    monkeypatch.setattr(solve_module, "has_loops", lambda pred: calls.append(1) or False)
+    rng = np.random.default_rng(3)
+    w = rng.uniform(*weights, 300)
+    w = w if dtype == "float32" and weights[0] % 1 else np.round(w)
+    graph = fw.Graph.from_edges(rng.integers(0, 40, 300), rng.integers(0, 40, 300), w, n=40)
+    cpu(graph, "blocked", dtype, predecessors=True)
+    assert bool(calls) == looked
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_threads_one_and_two_agree(algorithm):
     import numba

@@ -57,6 +57,16 @@ def test_float32_exact_only_below_2_24():
     assert not numeric.fits("float32", WeightStats(100_000, 1, 1000, True))
 
 
+def test_exact_arithmetic():
+    assert numeric.exact_limit("int16") == 16383 and numeric.exact_limit("float32") == 2 ** 24
+    assert numeric.exact_limit("float64") == 2 ** 53
+    assert numeric.exact("int32", WeightStats(10, 0.5, 1, False))        # refused or exact, never rounded
+    assert numeric.exact("float32", WeightStats(100, 1, 1000, True))
+    assert not numeric.exact("float32", WeightStats(100_000, 1, 1000, True))
+    assert numeric.exact("float64", WeightStats(100_000, 1, 1000, True))
+    assert not numeric.exact("float64", WeightStats(10, 0.5, 1, False))
+
+
 def test_verify_uncapped():
     inf = numeric.inf_of("int16")
     d = np.array([[0, 100], [inf, 0]], dtype=np.int16)

@@ -105,6 +105,22 @@ def holds(stats: WeightStats, inf: int) -> bool:
     return stats.integral and _int_span(stats) < inf
 
 
+def exact_limit(dtype) -> int:
+    """Integers below this are exact in the dtype, and a float sum at or above it cannot
+    round below it: the INF of an integer dtype, 2**24 for float32, 2**53 for float64."""
+    dt = np.dtype(dtype)
+    if dt.kind == "i":
+        return int(inf_of(dt))
+    return _FLOAT32_EXACT if dt.name == "float32" else _FLOAT64_EXACT
+
+
+def exact(dtype, stats: WeightStats) -> bool:
+    """True when a run in this dtype is integer arithmetic: integer dtypes (whatever they
+    cannot hold is refused, widened or rerun in float64), and floats whose integral weights
+    provably keep every path below ``exact_limit``."""
+    return is_integer(dtype) or holds(stats, exact_limit(dtype))
+
+
 def _int_span(stats: WeightStats) -> int:
     # Python integers: the bound itself must not overflow.
     return int(max(stats.n - 1, 0)) * (int(max(stats.max_weight, 0)) + int(max(-stats.min_weight, 0)))

@@ -112,7 +112,7 @@ def _has_negative_diagonal(dist) -> bool:
 def _loops_possible(plan, stats) -> bool:
     """In exact (integer) arithmetic every predecessor edge is tight, so a loop of them is
     a zero-weight cycle: with every weight positive there is none to look for."""
-    return not (numeric.is_integer(plan.dtype) and stats.min_weight > 0)
+    return not (numeric.exact(plan.dtype, stats) and stats.min_weight > 0)
 
 
 def _pred_loops(out) -> bool:

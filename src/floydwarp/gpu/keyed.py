@@ -84,7 +84,7 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
     bits = max(1, int(n).bit_length())
     if bits > 28:
         return None
-    limit = _exact_limit(dt)
+    limit = numeric.exact_limit(dt)
     kinf = min(limit, (1 << (30 - bits)) - 1)
     own_inf = dt.kind == "i" and kinf == limit
     if own_inf or numeric.holds(stats, kinf):
@@ -99,13 +99,6 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
 
 def _keyable(dt: np.dtype, stats) -> bool:
     return dt.name in KEY_DTYPES or (dt.kind == "f" and stats.integral and not stats.has_negative)
-
-
-def _exact_limit(dt: np.dtype) -> int:
-    """Integer dtypes: their INF.  Floats: 2**(mantissa bits + 1): integers below it are
-    exact, and a sum at or above it cannot round below it, so a float run's distances
-    below it are the integer ones."""
-    return int(numeric.inf_of(dt)) if dt.kind == "i" else 1 << (np.finfo(dt).nmant + 1)
 
 
 #: the pack and unpack grids' rows (each block then strides over the matrix), and the
