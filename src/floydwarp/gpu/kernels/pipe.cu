@@ -44,7 +44,7 @@
 // rows 4 ty + si (si < 4) and the 4 columns from 4 tx on (4 / EPW words), so a k step
 // reads its four left operands with one 16-byte load and its right operands with one
 // 16-byte (int16: 8-byte) load, and int16 relaxes two columns per instruction.
-constexpr int P12_PITCH = 64 + 4;  // words a row of QT (and the most of Q, X): 16-byte aligned rows
+constexpr int P12_PITCH = 64 + 4;  // words a row of QT: rows stay 16-byte aligned
 constexpr int P12_SQUARINGS = 6;   // 2^6 >= 63 edges: every simple path in a 64-vertex tile
 
 template <typename L> struct P12Tile {
