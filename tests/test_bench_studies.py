@@ -154,6 +154,26 @@ def test_crossover():
     assert sizes.crossover(only_cpu) == []
 
 
+def test_sizes_summary_prints_the_ratios():
+    def rec(backend, algorithm, n, wall, compute, dtype="int32", **extra):
+        return {"backend": backend, "algorithm": algorithm, "dtype": dtype, "n": n, "time_s": wall,
+                "compute_s": compute, "relaxations_per_s": n ** 3 / compute, "status": "ok", **extra}
+
+    recs = [rec("scipy", "floyd_warshall", 1024, 2.0, 2.0, "float64"),
+            rec("gpu", "fast", 1024, 2e-3, 1e-3), rec("gpu", "blocked", 1024, 4e-3, 3e-3),
+            rec("gpu", "fast", 4096, 0.1, 0.08), rec("gpu", "blocked", 4096, 0.4, 0.32),
+            rec("cpu", "blocked", 4096, 9.0, 9.0),
+            rec("cpu", "blocked", 1024, 0.5, 0.5, "float32", speedup_vs_scipy=3.0),
+            rec("cpu", "rows", 1024, 1.0, 1.0, "float32", speedup_vs_scipy=2.0)]
+    lines = sizes.summary_lines({"records": recs})
+    assert "at n = 4,096 (int32): gpu/fast 4x the rate of gpu/blocked (compute)" in lines
+    assert not any("the rate of cpu/blocked" in ln for ln in lines)     # against its own backend only
+    assert ("vs SciPy at n = 1,024 (int32): gpu/fast 1,000x faster (wall time, SciPy on the host graph of "
+            "that n and density)") in lines
+    assert "vs SciPy at n = 1,024 (float32): cpu/blocked 3x faster (wall time)" in lines
+    assert "at n = 1,024 (float32): cpu/blocked 2x the rate of cpu/rows (compute)" in lines
+
+
 # ---------------------------------------------------------------- kernels
 def test_kernels_without_gpu_is_one_line_error():
     if common.usable("gpu"):

@@ -138,7 +138,8 @@ def percent_cell(value) -> str:
 
 
 def ratio_cell(value) -> str:
-    return f"{float(value):.3g}x"
+    v = float(value)
+    return f"{v:,.0f}x" if v >= 1000 else f"{v:.3g}x"
 
 
 def label(record: dict) -> str:
