@@ -95,8 +95,7 @@ def test_group_expressions_cover_every_launch():
         assert all(modules.name_expression("fw_pseudo", dt, r) in simple for r in engine.PSEUDO_R)
         for b in engine.BLOCK_SIZES:
             group = engine.blocked_group(dt, b)
-            size = 16 if b == engine.PRED_TILED_B else 14     # + fw_blocked_p3_pred, clamped or not
-            assert len(group) == size and len(set(group)) == size
+            assert len(group) == 14 and len(set(group)) == 14
         for optin in (None, 99 * 1024, 48 * 1024):
             for variant in engine.FAST_VARIANTS:
                 cfg = engine.fast_config(dt, optin, variant)

@@ -496,18 +496,12 @@ def _run_gridsync(ctx):
 BLOCK_SIZES = (16, 32, 64, 128)
 
 
-#: the tile side of fw_blocked_p3_pred ("fast" with predecessors beside the distances)
-PRED_TILED_B = 64
-
-
 def blocked_group(dtype, b):
     exprs = []
     for clamp in (False, True):
         for pred in (False, True):
             exprs += [modules.name_expression(f"fw_blocked_p{ph}", dtype, b, clamp, pred) for ph in (1, 2, 3)]
         exprs.append(modules.name_expression("fw_blockedvec_p3", dtype, b, clamp))
-        if b == PRED_TILED_B:
-            exprs.append(modules.name_expression("fw_blocked_p3_pred", dtype, clamp))
     return tuple(exprs)
 
 
@@ -515,12 +509,6 @@ def blocked_smem(itemsize, b, pred):
     """Dynamic shared memory of phases 1, 2 and 3 of blocked.cu."""
     p = b * b * 4 if pred else 0
     return b * b * itemsize + p, 2 * b * b * itemsize + p, 2 * b * b * itemsize + p
-
-
-def pred_tiled_smem(itemsize):
-    """fw_blocked_p3_pred: the column tile (transposed), the row tile and its predecessors,
-    rows padded by 4 elements."""
-    return PRED_TILED_B * (PRED_TILED_B + 4) * (2 * itemsize + 4)
 
 
 def blockedvec_shape(itemsize, b):
@@ -560,30 +548,30 @@ def _phases_12(ctx, b, r, tiles, pred):
         ctx.launch("phase2", k2, (tiles - 1, 2), (tb, tb), args, shared_mem=s2)
 
 
-def _run_blocked(ctx, b, phase3="seed"):
-    """Rounds of blocked.cu's phases 1 and 2 and the phase 3 ``phase3``: "seed" (seed
-    001's 32 x 32 threads, predecessors if ctx has them), "vec" (blocked-vec) or
-    "pred-tiled" (fw_blocked_p3_pred: 4 x 4 cells and predecessors a thread, B = 64)."""
+def _run_blocked(ctx, b, vec=False):
     dt, clamp, pred = ctx.dtype, ctx.clamp, ctx.pr is not None
     tiles = ctx.lay.tiles
     group = blocked_group(dt, b)
     s1, s2, s3 = blocked_smem(dt.itemsize, b, pred)
     tb = min(b, 32)
-    d_args = (ctx.d, ctx.p, ctx.prp, ctx.pp)
-    if phase3 == "vec":
+    if vec:
         bv, ty, s3 = blockedvec_shape(dt.itemsize, b)
-        expr, block, d_args = modules.name_expression("fw_blockedvec_p3", dt, b, clamp), (bv, ty), (ctx.d, ctx.p)
-    elif phase3 == "pred-tiled":
-        s3 = pred_tiled_smem(dt.itemsize)
-        expr, block = modules.name_expression("fw_blocked_p3_pred", dt, clamp), (16, 16)
-    else:
-        expr, block = modules.name_expression("fw_blocked_p3", dt, b, clamp, pred), (tb, tb)
     _check_smem(ctx.plan, max(s1, s2, s3))
-    k3 = modules.kernel("blocked.cu", expr, group, dynamic_smem=s3)
+    if vec:
+        k3 = modules.kernel("blocked.cu", modules.name_expression("fw_blockedvec_p3", dt, b, clamp), group,
+                            dynamic_smem=s3)
+    else:
+        k3 = modules.kernel("blocked.cu", modules.name_expression("fw_blocked_p3", dt, b, clamp, pred), group,
+                            dynamic_smem=s3)
     for r in range(tiles):
         _phases_12(ctx, b, r, tiles, pred)
         if tiles > 1:
-            ctx.launch("phase3", k3, (tiles - 1, tiles - 1), block, (*d_args, np.int32(r), ctx.ninf), shared_mem=s3)
+            if vec:
+                ctx.launch("phase3", k3, (tiles - 1, tiles - 1), (bv, ty), (ctx.d, ctx.p, np.int32(r), ctx.ninf),
+                           shared_mem=s3)
+            else:
+                ctx.launch("phase3", k3, (tiles - 1, tiles - 1), (tb, tb),
+                           (ctx.d, ctx.p, ctx.prp, ctx.pp, np.int32(r), ctx.ninf), shared_mem=s3)
         ctx.report(r + 1, tiles)
 
 
@@ -602,7 +590,7 @@ def _blocked(ctx):
             description="blocked FW whose phase 3 moves tiles and cells as 16-byte vectors (seed 000)")
 def _blocked_vec(ctx):
     """Blocked FW with vectorized phase 3."""
-    _run_blocked(ctx, ctx.lay.tile, phase3="vec")
+    _run_blocked(ctx, ctx.lay.tile, vec=True)
 
 
 # ---------------------------------------------------------------------- fast.cu
@@ -806,7 +794,7 @@ def _occupancy(kern, threads, smem):
 
 def _fast_tile(plan):
     if plan.predecessors:
-        return PRED_TILED_B
+        return 64
     requested = _variant_fits(plan.dtype, plan.options.get("fast_variant"))
     if fast_variant(plan.dtype, requested) == WIDE:
         return panel.UNIT
@@ -827,9 +815,9 @@ def _run_fast(ctx):
         if kp is not None and keyed.run(ctx, kp):
             ctx.meta["predecessors"] = "keyed"
             return None
-        # a predecessor register beside each cell: blocked rounds (B = 64), phase 3 register-tiled
+        # a predecessor register beside each cell: the blocked kernels (B = 64)
         ctx.meta["predecessors"] = "blocked"
-        return _run_blocked(ctx, ctx.lay.tile, phase3="pred-tiled")
+        return _run_blocked(ctx, ctx.lay.tile)
     dev = _device()
     requested = ctx.plan.options.get("fast_variant")
     if dev["cc"] < 80 and requested == "async":

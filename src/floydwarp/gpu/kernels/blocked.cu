@@ -187,68 +187,6 @@ fw_blocked_p3(T* d, i64 p, int* pr, i64 pp, int r, T ninf) {
         }
 }
 
-// ---------------------------------------------------------------- phase 3 with predecessors, register-tiled
-// "fast"'s phase 3 where predecessors ride beside the distances (no key fits: fractional
-// floats, 8-byte types, distances too wide for keys).  B = 64, 16 x 16 threads, each
-// owning 4 x 4 cells (rows 4 ty + si, columns 4 tx + sj) with their predecessors, so a k
-// step reads its operands as three vectors -- four left values from the column tile,
-// stored transposed, four right values and their four predecessors -- against six
-// scalar loads for four cells in fw_blocked_p3.  Rows are padded by 4 elements.
-constexpr int P3P_PITCH = 64 + 4;
-template <typename T> struct alignas(4 * sizeof(T)) Quad { T v[4]; };   // four values, one load
-
-template <typename T, bool CLAMP>
-__global__ void __launch_bounds__(256)
-fw_blocked_p3_pred(T* d, i64 p, int* pr, i64 pp, int r, T ninf) {
-    constexpr int B = 64;
-    extern __shared__ __align__(16) unsigned char fw_smem[];
-    T* ctT = reinterpret_cast<T*>(fw_smem);   // tile (bi, r), transposed: ctT[k][i]
-    T* rt = ctT + B * P3P_PITCH;                // tile (r, bj): rt[k][j]
-    int* rp = reinterpret_cast<int*>(rt + B * P3P_PITCH);   // its predecessors
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
-    const int bi = blockIdx.y + (blockIdx.y >= r), bj = blockIdx.x + (blockIdx.x >= r);
-    const i64 o = (i64)r * B, oi = (i64)bi * B, oj = (i64)bj * B;
-    for (int idx = tid; idx < B * B; idx += 256) {
-        const int i = idx / B, j = idx % B;
-        ctT[j * P3P_PITCH + i] = d[(oi + i) * p + o + j];
-        rt[i * P3P_PITCH + j] = d[(o + i) * p + oj + j];
-        rp[i * P3P_PITCH + j] = pr[(o + i) * pp + oj + j];
-    }
-    T c[4][4];
-    int pc[4][4];
-#pragma unroll
-    for (int si = 0; si < 4; ++si)
-#pragma unroll
-        for (int sj = 0; sj < 4; ++sj) {
-            c[si][sj] = d[(oi + 4 * ty + si) * p + oj + 4 * tx + sj];
-            pc[si][sj] = pr[(oi + 4 * ty + si) * pp + oj + 4 * tx + sj];
-        }
-    __syncthreads();
-#pragma unroll 4
-    for (int k = 0; k < B; ++k) {
-        const Quad<T> a = *reinterpret_cast<const Quad<T>*>(ctT + k * P3P_PITCH + 4 * ty);
-        const Quad<T> b = *reinterpret_cast<const Quad<T>*>(rt + k * P3P_PITCH + 4 * tx);
-        const Quad<int> pb = *reinterpret_cast<const Quad<int>*>(rp + k * P3P_PITCH + 4 * tx);
-#pragma unroll
-        for (int si = 0; si < 4; ++si)
-#pragma unroll
-            for (int sj = 0; sj < 4; ++sj) {
-                const T s = fw_cand(a.v[si], b.v[sj], ninf, CLAMP);
-                if (s < c[si][sj]) {
-                    c[si][sj] = s;
-                    pc[si][sj] = pb.v[sj];
-                }
-            }
-    }
-#pragma unroll
-    for (int si = 0; si < 4; ++si)
-#pragma unroll
-        for (int sj = 0; sj < 4; ++sj) {
-            d[(oi + 4 * ty + si) * p + oj + 4 * tx + sj] = c[si][sj];
-            pr[(oi + 4 * ty + si) * pp + oj + 4 * tx + sj] = pc[si][sj];
-        }
-}
-
 // ---------------------------------------------------------------- blocked-vec phase 3 (seed 000)
 // Threads (B/V) x TY, V = 16 / sizeof(T) elements per vector: thread (tx, ty) owns the
 // vector of columns tx*V .. tx*V+V-1 in rows ty, ty + TY, ...  Tiles move between
