@@ -26,11 +26,10 @@ import numpy as np
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError
-from .numeric import inf_of
+from .numeric import exact_limit, inf_of
 
 _BLOCK_BYTES = 1 << 25
 _WIDER = {"int16": "int32", "int32": "int64"}
-_FLOAT32_EXACT = 2 ** 24
 
 
 # ---------------------------------------------------------------------- graphs
@@ -229,7 +228,7 @@ def _fits(result, a, b, w):
         g = result.graph.weight_stats() if result.graph is not None else None
         if g is None or not g.integral or not float(w).is_integer():
             return None
-        limit = _FLOAT32_EXACT
+        limit = exact_limit(result.dtype)
     else:
         limit = int(inf)
     cmax = int(to_host(col[ok_col].max())) if kind == "i" else float(to_host(col[ok_col].max()))

@@ -162,7 +162,7 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     raise DtypeError(
         f"dtype {dt.name} cannot provably hold every shortest path of this graph "
         f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
-        f"{dt.name} holds |d| < {int(inf_of(dt)) if dt.kind == 'i' else _FLOAT32_EXACT}); "
+        f"{dt.name} holds |d| < {exact_limit(dt)}); "
         f"use {smallest_fitting(stats).name}")
 
 
