@@ -23,20 +23,24 @@ def main():
     ap.add_argument("--dtype", default="int16")
     ap.add_argument("--sweep", default=None, help="NAME=V1,V2,...: one plan option, several values")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--predecessors", action="store_true")
+    ap.add_argument("--real-weights", action="store_true", help="weights uniform in [1, 16) as reals")
     ap.add_argument("--out")
     args = ap.parse_args()
-    g = device_graph(args.n)
+    g = device_graph(args.n, real=args.real_weights)
     sweep = parse_sweep(args.sweep) if args.sweep else None
     rows = []
     for options in ([{sweep["name"]: v} for v in sweep["values"]] if sweep else [{}]):
         solve = lambda: fw.solve(g, backend="gpu", algorithm="fast", dtype=args.dtype, phases=True,  # noqa: E731
-                                 output="device", **options)
+                                 output="device", predecessors=args.predecessors, **options)
         solve()
-        runs = [solve().timings for _ in range(args.repeats)]
+        results = [solve() for _ in range(args.repeats)]
+        runs = [r.timings for r in results]
         ms = {k: round(statistics.median(r[k] for r in runs) * 1e3, 2) for k in runs[0]}
-        rows.append({"n": args.n, "dtype": args.dtype, "options": options, "ms": ms,
+        rows.append({"n": args.n, "dtype": args.dtype, "predecessors": results[0].metadata.get("predecessors"),
+                     "real_weights": args.real_weights, "options": options, "ms": ms,
                      "rate": args.n ** 3 / (ms["compute"] / 1e3)})
-        print(args.dtype, options, ms, f"{rows[-1]['rate'] / 1e12:.2f} T relax/s", flush=True)
+        print(args.dtype, options, rows[-1]["predecessors"], ms, f"{rows[-1]['rate'] / 1e12:.2f} T relax/s", flush=True)
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(rows, fh, indent=1)

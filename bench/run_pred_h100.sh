@@ -4,7 +4,7 @@
 # RESULTS_DIR/{pred-16384,pred}/: predecessors on (fast = keyed: int16, int32, and float32 with these
 # integer weights);
 # RESULTS_DIR/nopred/: the same graphs without predecessors; RESULTS_DIR/blocked-pred/: fast
-# with keyed_predecessors=false (the kernels keyed replaced).  Graphs are built on the device (25 %
+# with predecessor_method=blocked (the kernels keyed replaced).  Graphs are built on the device (25 %
 # of the pairs, weights 1..16), median of 3 after a warm-up.
 set -eu
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,5 +17,5 @@ FW=(python3 -m floydwarp bench sizes --backend gpu --graph device --repeats 3)
     --out "$OUTDIR/pred-16384"
 "${FW[@]}" -a fast --sizes "$SIZES" --dtype int16,int32,float32 -O predecessors=true --out "$OUTDIR/pred"
 "${FW[@]}" -a fast --sizes "$SIZES" --dtype int16,int32,float32 --out "$OUTDIR/nopred"
-"${FW[@]}" -a fast --sizes 16384 --dtype int16,int32,float32 -O predecessors=true -O keyed_predecessors=false \
+"${FW[@]}" -a fast --sizes 16384 --dtype int16,int32,float32 -O predecessors=true -O predecessor_method=blocked \
     --out "$OUTDIR/blocked-pred"

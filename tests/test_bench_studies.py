@@ -130,6 +130,18 @@ def test_sizes(results_root, ceilings_file):
     assert {p.name for p in out.glob("*.png")} == {"sizes-time.png", "sizes-rate.png", "sizes-vs-scipy.png"}
 
 
+def test_sizes_with_real_weights(tmp_path):
+    out = tmp_path / "real"
+    bench("sizes", "--backend", "cpu", "-a", "blocked", "--sizes", "48", "--dtype", "float32,float64",
+          "--real-weights", "-r", 1, "--out", out, "--no-plots")
+    data = json.loads((out / "sizes.json").read_text())
+    assert data["config"]["real_weights"] is True
+    recs = [r for r in data["records"] if r["backend"] == "cpu"]
+    assert len(recs) == 2 and all(r["matches_scipy"] for r in recs)     # within float32's rounding
+    with pytest.raises(AssertionError, match="--real-weights is for"):
+        bench("run", "--backend", "cpu", "--sizes", "32", "--real-weights")
+
+
 def test_sizes_caps_slow_algorithms():
     cfg = BenchConfig(backends=["reference"], sizes=[16, 24, 32], repeats=1, max_seconds=1e-9, scipy=False)
     data = STUDIES["sizes"](cfg)

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.gpu
 
 
 def _fast(g, dtype, **kw):
+    """``fast`` with predecessors by keys where they apply (int16 would take witnesses first)."""
+    kw.setdefault("predecessor_method", "keyed")
     return _solve(g, "fast", dtype, predecessors=True, **kw)
 
 
@@ -95,7 +97,7 @@ def test_float_keys_for_integer_weights(n, dtype, width):
 def test_keyed_and_blocked_agree_on_distances(dtype):
     g = erdos_renyi(2100, 5, seed=11)
     keyed = _fast(g, dtype, wide_width=1024)
-    blocked = _fast(g, dtype, keyed_predecessors=False)
+    blocked = _fast(g, dtype, predecessor_method="blocked")
     assert keyed.metadata["predecessors"] == "keyed" and blocked.metadata["predecessors"] == "blocked"
     np.testing.assert_array_equal(keyed.dist, blocked.dist)
     check_predecessors(keyed, g)

@@ -73,8 +73,7 @@ def test_float32_keys_stay_below_two_to_the_24():
     assert keyed.plan_keys(_plan("float64", 3, 1, 2 ** 23 + 1), 3).inf == 2 ** 28 - 1
 
 
-def test_keys_can_be_turned_off_and_need_stats():
-    assert keyed.plan_keys(_plan("int32", 100, 1, 16, keyed_predecessors=False), 100) is None
+def test_keys_need_stats():
     plan = _plan("int32", 100, 1, 16)
     plan.stats = None
     assert keyed.plan_keys(plan, 100) is None

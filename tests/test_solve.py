@@ -170,3 +170,10 @@ def test_progress_callback_reaches_the_end():
     seen = []
     fw.solve(fw.generate.erdos_renyi(100, 20, seed=0), backend="reference", progress=lambda d, t: seen.append((d, t)))
     assert seen and seen[-1] == (100, 100)
+
+
+def test_erdos_renyi_real_weights():
+    g = fw.generate.erdos_renyi(200, 30, seed=5, weights=(1, 16), real=True)
+    _, _, w = g.edges()
+    assert w.dtype == np.float64 and (w >= 1).all() and (w < 16).all()
+    assert not np.array_equal(w, np.round(w)) and not g.weight_stats().integral

@@ -15,7 +15,7 @@ _ROWS_PER_CHUNK = 1024
 
 
 def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16),
-                potential: int = 0, directed: bool = True) -> Graph:
+                potential: int = 0, directed: bool = True, real: bool = False) -> Graph:
     """A random graph: each ordered pair (i != j) is an edge with probability ``percent / 100``.
 
     Parameters
@@ -36,6 +36,9 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
         negative cycle (every cycle keeps its length).
     directed : bool
         False mirrors every edge (i, j) to (j, i) with the same weight.
+    real : bool
+        True draws the weights uniformly from ``[lo, hi)`` as float64 instead of
+        integers (fractional weights: no integer arithmetic for float runs).
 
     Examples
     --------
@@ -57,7 +60,7 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
     for start in range(0, n, _ROWS_PER_CHUNK):
         rows = min(_ROWS_PER_CHUNK, n - start)
         hit = rng.random((rows, n)) < p
-        w = rng.integers(lo, hi + 1, size=(rows, n), dtype=np.int64)
+        w = rng.uniform(lo, hi, size=(rows, n)) if real else rng.integers(lo, hi + 1, size=(rows, n), dtype=np.int64)
         r = np.arange(rows)
         hit[r, start + r] = False                   # no self-loops
         if not directed:
@@ -66,7 +69,7 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
         srcs.append((i + start).astype(np.int64)); dsts.append(j.astype(np.int64)); ws.append(w[i, j])
     src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
     dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
-    w = np.concatenate(ws) if ws else np.zeros(0, np.int64)
+    w = np.concatenate(ws) if ws else np.zeros(0, np.float64 if real else np.int64)
     if not directed:
         src, dst, w = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([w, w])
     if potential > 0:

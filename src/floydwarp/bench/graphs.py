@@ -37,13 +37,14 @@ class GraphCache:
                 self._device.clear()
                 free_device_memory()
                 t0 = time.perf_counter()
-                self._device[n] = device_graph(n, self.config.percent, self.config.seed)
+                self._device[n] = device_graph(n, self.config.percent, self.config.seed,
+                                               real=self.config.real_weights)
                 self.generation_s[(n, DEVICE)] = time.perf_counter() - t0
             return self._device[n]
         if n not in self._host:
             self._host.clear()                       # one size at a time: large graphs are large
             t0 = time.perf_counter()
-            self._host[n] = erdos_renyi(n, self.config.percent, seed=self.config.seed)
+            self._host[n] = erdos_renyi(n, self.config.percent, seed=self.config.seed, real=self.config.real_weights)
             self.generation_s[(n, HOST)] = time.perf_counter() - t0
         return self._host[n]
 
@@ -69,18 +70,22 @@ def free_device_memory() -> None:
         pass
 
 
-def device_graph(n: int, percent: float = 25.0, seed: int = 0, weights=(1, 16)):
-    """A random graph built on the GPU: int32 weights in ``weights``, 0 = no edge."""
+def device_graph(n: int, percent: float = 25.0, seed: int = 0, weights=(1, 16), real: bool = False):
+    """A random graph built on the GPU: int32 weights in ``weights`` (float32 drawn
+    uniformly from ``[lo, hi)`` when ``real``), 0 = no edge."""
     import cupy as cp
 
     from ..graph import Graph
 
     rs = cp.random.RandomState(seed)
-    w = cp.empty((n, n), dtype=cp.int32)
+    w = cp.empty((n, n), dtype=cp.float32 if real else cp.int32)
     p = percent / 100.0
     for start in range(0, n, _DEVICE_ROWS):
         rows = min(_DEVICE_ROWS, n - start)
-        block = rs.randint(weights[0], weights[1] + 1, size=(rows, n), dtype=cp.int32)
+        if real:
+            block = rs.uniform(weights[0], weights[1], size=(rows, n), dtype=cp.float32)
+        else:
+            block = rs.randint(weights[0], weights[1] + 1, size=(rows, n), dtype=cp.int32)
         block[rs.random_sample((rows, n), dtype=cp.float32) >= p] = 0
         w[start:start + rows] = block
         del block

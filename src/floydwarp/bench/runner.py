@@ -52,6 +52,8 @@ class BenchConfig:
     scipy_max_n: int = 4096
     percent: float = 25.0
     seed: int = 0
+    #: the studies' random graphs (bench/graphs.py) with fractional weights instead of 1..16
+    real_weights: bool = False
     threads: int | None = None
     # ---- used by the studies other than ``run`` (bench/studies/); None: the study's default
     #: the one size of the kernels, block-size, threads and scaling studies

@@ -32,6 +32,7 @@ STUDY_OPTIONS = {
     "--sweep": ("block-size",),
     "--max-seconds": ("sizes",),
     "--graph": ("sizes", "kernels", "block-size", "budget"),
+    "--real-weights": ("sizes", "kernels", "block-size", "budget"),
     "--file-formats": ("breakdown",),
 }
 
@@ -152,6 +153,10 @@ def bench(
         "--graph", metavar="host|device", show_default=False,
         help="Where the gpu cases' random graphs are made: host (erdos_renyi, uploaded; the default) or device "
              "(built by CuPy on the GPU: no n^2 host work, for n in the tens of thousands).")] = None,
+    real_weights: Annotated[Optional[bool], typer.Option(
+        "--real-weights", show_default=False,
+        help="Random graphs with weights drawn uniformly from [1, 16) as reals instead of the integers 1..16 "
+             "(float runs without integer arithmetic).")] = None,
     file_formats: Annotated[Optional[str], typer.Option(
         "--file-formats", metavar="GRAPH,RESULT", show_default=False,
         help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")] = None,
@@ -181,7 +186,8 @@ def bench(
         raise typer.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
                                  param_hint="'STUDY'")
     given = {"--n": n, "--sizes": sizes, "--ranks": ranks, "--mode": mode, "--budgets": budgets, "--sweep": sweep,
-             "--max-seconds": max_seconds, "--graph": graph, "--file-formats": file_formats}
+             "--max-seconds": max_seconds, "--graph": graph, "--real-weights": real_weights,
+             "--file-formats": file_formats}
     for flag, value in given.items():
         if value is not None and study not in STUDY_OPTIONS[flag]:
             raise UsageError(f"{flag} is for the {' and '.join(STUDY_OPTIONS[flag])} "
@@ -217,7 +223,7 @@ def bench(
         block_sizes=blocks if blocks and study in ("run", "block-size") else [blocks[0] if blocks else None],
         n=n, options=parse_options(option), modes=modes, file_formats=formats,
         thread_counts=thread_values if study == "threads" else None,
-        sweep=parse_sweep(sweep) if sweep else None, graph_on=graph or "host")
+        sweep=parse_sweep(sweep) if sweep else None, graph_on=graph or "host", real_weights=bool(real_weights))
     if sizes:
         config.sizes = parse_sizes(sizes, "--sizes")
     if ranks:

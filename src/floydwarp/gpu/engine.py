@@ -32,7 +32,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register, register_backend
-from . import keyed, modules, ooc, panel, traffic, wide
+from . import keyed, modules, ooc, panel, traffic, wide, witness
 from .layout import Layout, format_bytes
 
 #: ``backend="auto"`` takes the GPU from this many vertices on.  Seed 000 measured the
@@ -116,6 +116,8 @@ class Ctx:
         self.phase_events = {} if plan.options.get("phases") else None
         #: what the kernels chose, for the result's metadata
         self.meta = {}
+        #: the predecessors provably form no loop (solve() need not look for one)
+        self.loop_free = False
 
     def report(self, done, total):
         self.plan.report(done, total)
@@ -231,10 +233,7 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
         pr = None
         if plan.predecessors:
             pr = cp.full((lay.N, lay.pred_pitch), NO_PREDECESSOR, dtype=cp.int32)
-            rows = cp.arange(n, dtype=cp.int32)[:, None]
-            pr[:n, :n] = cp.where(d[:n, :n] < inf, rows, cp.int32(NO_PREDECESSOR))
-            idx = cp.arange(n)
-            pr[idx, idx] = NO_PREDECESSOR
+            _seed_predecessors(cp, d, pr, n, inf)
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter()
         timings["setup"] = t2 - t1
@@ -257,7 +256,7 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
         timings["d2h"] = time.perf_counter() - t3
         meta = {"device": _device()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes,
                 **ctx.meta}
-        return EngineOutput(dist, pred, timings, metadata=meta)
+        return EngineOutput(dist, pred, timings, pred_loops=False if ctx.loop_free else None, metadata=meta)
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise FloydwarpError(
             f"the GPU ran out of memory for n = {n} ({dtype.name}): {exc}; "
@@ -266,6 +265,14 @@ def _execute(graph, plan, *, tile: int, compute) -> EngineOutput:
         raise FloydwarpError(
             f"CUDA error in gpu/{plan.algorithm} (n = {n}, dtype {dtype.name}): {exc}. "
             f"The device may need a restart of this process; backend='cpu' is unaffected") from exc
+
+
+def _seed_predecessors(cp, d, pr, n, inf):
+    """The predecessors of the start matrix: ``i`` on every edge ``i -> j``, none elsewhere."""
+    rows = cp.arange(n, dtype=cp.int32)[:, None]
+    pr[:n, :n] = cp.where(d[:n, :n] < inf, rows, cp.int32(NO_PREDECESSOR))
+    idx = cp.arange(n)
+    pr[idx, idx] = NO_PREDECESSOR
 
 
 def _setup_group(dtype):
@@ -805,16 +812,19 @@ def _fast_tile(plan):
             description="production kernel: rounds of 2048-3072 pivot columns as min-plus panel products with the "
                         "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
                         "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); predecessors ride in "
-                        "the distance word ('keyed') for int16/int32 and for float weights that are non-negative "
-                        "integers; DPX add-min on sm_90")
+                        "the distance word ('keyed') for int32 and for float weights that are non-negative "
+                        "integers, or are recovered from the tight edges after the run ('witness') for int16 "
+                        "and fractional float weights when every weight is positive; DPX add-min on sm_90")
 def _run_fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     dt = ctx.dtype
     if ctx.pr is not None:
-        kp = keyed.plan_keys(ctx.plan, ctx.n) if _variant_fits(np.int32, WIDE) == WIDE else None
-        if kp is not None and keyed.run(ctx, kp):
-            ctx.meta["predecessors"] = "keyed"
-            return None
+        for name, attempt in _predecessor_methods(ctx):
+            if attempt():
+                ctx.meta["predecessors"] = name
+                ctx.loop_free = name == "witness"
+                return None
+            _seed_predecessors(ctx.cp, ctx.d, ctx.pr, ctx.n, ctx.plan.inf)
         # a predecessor register beside each cell: the blocked kernels (B = 64)
         ctx.meta["predecessors"] = "blocked"
         return _run_blocked(ctx, ctx.lay.tile)
@@ -848,6 +858,38 @@ def _run_fast(ctx):
             ctx.launch("phase2", k2, (tiles - 1, 2), (16, 16), args, shared_mem=s2)
             ctx.launch("phase3", k3, (tiles - 1, tiles - 1), cfg["threads"], args, shared_mem=s3)
         ctx.report(r + 1, tiles)
+
+
+#: how ``fast`` computes predecessors (options["predecessor_method"]; by default the
+#: ones that apply, fastest first, then "blocked")
+PREDECESSOR_METHODS = ("keyed", "witness", "blocked")
+
+
+def _predecessor_methods(ctx):
+    """``[(name, attempt)]`` to try in order; ``attempt()`` is False, with the start
+    matrix in ``ctx.d``, where the method gave up.  Keys run at int32's rate, so they go
+    first unless the dtype itself is faster (witness.KEYS_SLOWER)."""
+    plan = ctx.plan
+    requested = plan.options.get("predecessor_method")
+    if requested not in (None, *PREDECESSOR_METHODS):
+        raise FloydwarpError(f"predecessor_method={requested!r} is not one of {', '.join(PREDECESSOR_METHODS)}")
+    if requested:
+        order = [requested]
+    elif ctx.dtype.name in witness.KEYS_SLOWER:
+        order = ["witness", "keyed"]
+    else:
+        order = ["keyed", "witness"]
+    kp = keyed.plan_keys(plan, ctx.n) if "keyed" in order and _variant_fits(np.int32, WIDE) == WIDE else None
+    wp = None
+    if "witness" in order and _variant_fits(ctx.dtype, WIDE) == WIDE:
+        keys_next = kp is not None and "keyed" in order[order.index("witness"):]
+        wp = witness.plan_witness(plan, ctx.n, keys_next)
+    methods = {}
+    if kp is not None:
+        methods["keyed"] = functools.partial(keyed.run, ctx, kp)
+    if wp is not None:
+        methods["witness"] = functools.partial(witness.run, ctx, wp)
+    return [(name, methods[name]) for name in order if name in methods]
 
 
 def _variant_fits(dtype, requested):

@@ -79,7 +79,7 @@ def plan_keys(plan, n: int) -> KeyPlan | None:
     """How to run ``plan`` on keys, or None where its predecessors do not fit beside the distances."""
     dt = np.dtype(plan.dtype)
     stats = plan.stats
-    if stats is None or not plan.options.get("keyed_predecessors", True) or not _keyable(dt, stats):
+    if stats is None or not _keyable(dt, stats):
         return None
     bits = max(1, int(n).bit_length())
     if bits > 28:

@@ -1,0 +1,189 @@
+"""``fast`` with witness predecessors (gpu/witness.py) on a real device: the kernel against
+its NumPy model, whole runs against the reference, and the fallbacks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import require_gpu
+
+cp = require_gpu()
+
+import witness_model as model  # noqa: E402
+import floydwarp as fw  # noqa: E402
+from floydwarp import numeric  # noqa: E402
+from floydwarp.errors import FloydwarpError  # noqa: E402
+from floydwarp.generate import erdos_renyi  # noqa: E402
+from floydwarp.gpu import witness  # noqa: E402
+from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk  # noqa: E402
+
+from test_gpu import _solve, check_predecessors, graph, reference  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def _fast(g, dtype, **kw):
+    return _solve(g, "fast", dtype, predecessors=True, **kw)
+
+
+def _real_graph(n, seed, low=0.01, high=1.0, percent=30):
+    """Fractional positive weights: no keys; float runs round."""
+    rng = np.random.default_rng(seed)
+    hit = rng.random((n, n)) < percent / 100
+    np.fill_diagonal(hit, False)
+    src, dst = np.nonzero(hit)
+    return fw.Graph.from_edges(src, dst, rng.uniform(low, high, src.size), n=n)
+
+
+def _check_rounded(res, g, rtol):
+    """Predecessor routes of a float run: no loops, each within ``rtol`` of its distance."""
+    d = res.to_dense()
+    pred = cp.asnumpy(res.pred) if isinstance(res.pred, cp.ndarray) else res.pred
+    w = g.to_matrix("float64", np.inf)
+    n = d.shape[0]
+    assert not has_loops(pred)
+    reach = np.isfinite(d)
+    np.fill_diagonal(reach, False)
+    i, j = np.nonzero(reach)
+    p = pred[i, j]
+    assert ((p >= 0) & (p < n)).all()
+    np.testing.assert_allclose(d[i, p] + w[p, j], d[i, j], rtol=rtol)
+    assert (pred[~reach] == NO_PREDECESSOR).all()
+    rng = np.random.default_rng(n)
+    for s in rng.choice(i.size, size=min(100, i.size), replace=False) if i.size else ():
+        a, b = int(i[s]), int(j[s])
+        path = walk(pred[a], a, b, n)
+        np.testing.assert_allclose(sum(w[u, v] for u, v in zip(path, path[1:])), d[a, b], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 37, 300, 1100])
+def test_kernel_matches_the_model(dtype, n):
+    """Distances of a real run, candidates from the start matrix: the kernel's predecessors
+    and misses are the model's, entry for entry (chunks and column groups that do not divide n)."""
+    real = dtype.startswith("float")
+    g = _real_graph(n, n) if real else erdos_renyi(n, 20, seed=n)
+    start = g.to_matrix(dtype, numeric.inf_of(np.dtype(dtype)))
+    np.fill_diagonal(start, 0)
+    d = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype).dist
+    slack = n * float(np.finfo(dtype).eps) if real else 0.0
+    cand = witness.candidates(d, start, slack)
+    want, want_misses = model.recover(d, cand, slack)
+    pad = cp.full((n, n + 5), 7, cp.int32)[:, :n]                # a pitched output view
+    dev = witness.Candidates(cp.asarray(cand.seg), cp.asarray(cand.k), cp.asarray(cand.w), cand.chunks)
+    misses = witness.recover(cp.asarray(d), cp.asarray(start), pad, slack, dev)
+    assert misses == want_misses == 0
+    np.testing.assert_array_equal(pad.get(), want)
+    # the device builds the same candidates
+    built = witness.candidates(cp.asarray(d), cp.asarray(start), slack)
+    for a, b in zip((built.seg, built.k, built.w), (cand.seg, cand.k, cand.w)):
+        np.testing.assert_array_equal(a.get(), b)
+
+
+def test_a_missing_witness_is_counted():
+    g = erdos_renyi(300, 20, seed=4)
+    start = cp.asarray(g.to_matrix("int16", numeric.inf_of(np.dtype("int16"))))
+    cp.fill_diagonal(start, 0)
+    d = cp.asarray(fw.solve(g, backend="gpu", algorithm="fast", dtype="int16").dist)
+    cand = witness.candidates(d, start, 0.0)
+    empty = witness.Candidates(cp.zeros_like(cand.seg), cand.k, cand.w, cand.chunks)
+    pred = cp.zeros((300, 300), cp.int32)
+    reachable = int((d < numeric.inf_of(d.dtype)).sum()) - 300
+    assert witness.recover(d, start, pred, 0.0, empty) == reachable
+    assert (pred == NO_PREDECESSOR).all()
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 65, 700, 2100])
+@pytest.mark.parametrize("width", [None, 128])
+def test_int16_takes_witnesses(n, width):
+    g = graph(n, "pos")
+    r = _fast(g, "int16", **({"wide_width": width} if width else {}))
+    assert r.metadata["predecessors"] == "witness"
+    np.testing.assert_array_equal(r.to_dense(), reference(n, "pos")[0])
+    check_predecessors(r, g)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [2, 65, 700, 1500])
+def test_fractional_floats_take_witnesses(dtype, n):
+    g = _real_graph(n, 10 + n)
+    r = _fast(g, dtype)
+    assert r.metadata["predecessors"] == "witness"
+    ref = fw.solve(g, backend="reference", dtype="float64").to_dense()
+    np.testing.assert_allclose(r.to_dense(), ref, rtol=1e-5)
+    np.testing.assert_array_equal(r.dist, _solve(g, "fast", dtype).dist)      # the run without predecessors
+    _check_rounded(r, g, 1e-5)
+
+
+def test_half_weights_are_exact():
+    g = graph(300, "pos")
+    src, dst, w = g.edges()
+    half = fw.Graph.from_edges(src, dst, w + 0.5, n=300)
+    r = _fast(half, "float32")
+    assert r.metadata["predecessors"] == "witness"
+    check_predecessors(r, half)
+
+
+def test_witnesses_and_keys_agree_on_distances():
+    g = erdos_renyi(2100, 5, seed=11)
+    wit, keys = _fast(g, "int16"), _fast(g, "int16", predecessor_method="keyed")
+    assert wit.metadata["predecessors"] == "witness" and keys.metadata["predecessors"] == "keyed"
+    np.testing.assert_array_equal(wit.dist, keys.dist)
+    check_predecessors(wit, g)
+
+
+def test_zero_or_negative_weights_take_keys():
+    g = graph(300, "pos")
+    src, dst, w = g.edges()
+    zero = fw.Graph.from_edges(src, dst, w - 1, n=300)         # zero-weight edges: witnesses could loop
+    for h in (zero, graph(300, "neg")):
+        r = _fast(h, "int16")
+        assert r.metadata["predecessors"] == "keyed"
+        check_predecessors(r, h)
+
+
+def test_many_tight_edges_fall_back_to_keys():
+    # a complete graph of equal weights: every edge is tight, keys are cheaper
+    n = 300
+    src, dst = np.nonzero(~np.eye(n, dtype=bool))
+    g = fw.Graph.from_edges(src, dst, np.ones(src.size), n=n)
+    r = _fast(g, "int16")
+    assert r.metadata["predecessors"] == "keyed"
+    check_predecessors(r, g)
+    # without keys to fall back on, witnesses do it anyway
+    r = _fast(g, "float32", predecessor_method="witness")
+    assert r.metadata["predecessors"] == "witness"
+    check_predecessors(r, g)
+
+
+def test_predecessor_method_option():
+    g = graph(300, "pos")
+    for method in ("keyed", "witness", "blocked"):
+        r = _fast(g, "int16", predecessor_method=method)
+        assert r.metadata["predecessors"] == method
+        check_predecessors(r, g)
+    # witnesses need positive weights: blocked takes over
+    r = _fast(graph(300, "neg"), "int16", predecessor_method="witness")
+    assert r.metadata["predecessors"] == "blocked"
+    with pytest.raises(FloydwarpError, match="predecessor_method"):
+        _fast(g, "int16", predecessor_method="fastest")
+
+
+def test_witness_phase_is_timed_and_solve_skips_the_loop_check(monkeypatch):
+    import floydwarp.solve as solve_mod
+
+    def no_loop_check(out):
+        raise AssertionError("witness predecessors cannot loop: no check expected")
+
+    g = _real_graph(1000, 3)
+    monkeypatch.setattr(solve_mod, "has_loops", no_loop_check)
+    r = _fast(g, "float32", phases=True, wide_width=256)
+    assert {"witness", "phase1", "phase2", "phase3"} <= set(r.timings)
+
+
+def test_device_input_keeps_witness_result_on_device():
+    m = cp.asarray(graph(257, "pos").to_matrix("float64", np.inf))
+    r = fw.solve(m, backend="gpu", algorithm="fast", dtype="int16", predecessors=True)
+    assert isinstance(r.pred, cp.ndarray) and r.metadata["predecessors"] == "witness"
+    np.testing.assert_array_equal(r.to_host().to_dense(), reference(257, "pos")[0])
+    check_predecessors(r, graph(257, "pos"))
