@@ -42,10 +42,18 @@ def _distances(start):
 def test_positive_weights_only():
     assert witness.plan_witness(_plan("int16", 100, 1, 16), 100, True) == witness.WitnessPlan(0.0, 0.25)
     assert witness.plan_witness(_plan("int16", 100, 1, 16), 100, False).max_tight == 1.0
-    # a zero-weight edge could close a loop of witnesses; negative weights likewise
-    assert witness.plan_witness(_plan("int16", 100, 0, 16), 100, True) is None
+    # negative weights: none; a zero weight: only where it is a dense matrix's diagonal
     assert witness.plan_witness(_plan("int16", 100, -1, 16), 100, True) is None
+    assert witness.plan_witness(_plan("int16", 100, 0, 16), 100, True).zero_seen
     assert witness.plan_witness(_plan("int16", 0, 1, 16), 0, True) is None
+
+
+def test_zero_edges_off_the_diagonal():
+    w = np.ones((3000, 3000), np.int16)
+    np.fill_diagonal(w, 0)
+    assert witness.zero_edges(w) == 0
+    w[2500, 7] = w[5, 2999] = 0
+    assert witness.zero_edges(w) == 2
 
 
 def test_float_slack_is_the_error_bound_of_an_n_term_sum():
@@ -58,12 +66,18 @@ def test_float_slack_is_the_error_bound_of_an_n_term_sum():
 
 
 def test_shapes_and_shared_memory():
-    assert witness.shape("int16") == (1024, 32, 256)
-    assert witness.shape("float64") == (256, 16, 128)
-    # 32 rows of 1024 + 2 int16 (an odd number of words: a bank per lane)
-    assert witness.smem_bytes("int16") == 32 * 1026 * 2
-    assert witness.smem_bytes("float32") == 32 * 513 * 4
-    assert all(witness.smem_bytes(dt) <= 80 * 1024 for dt in ("int16", "int32", "float32", "float64"))
+    sh = witness.shape("int16", 16384)
+    assert (sh.chunk, sh.columns, sh.keyed, sh.group) == (512, 32, True, 256)
+    # int32 keys with an odd pitch in words, then 8 windows of 128 int2 candidates
+    assert sh.smem == 32 * 513 * 4 + 8 * 128 * 8
+    sh = witness.shape("int16", 70000)                       # k no longer fits 16 bits
+    assert not sh.keyed and sh.smem == 32 * 1026 * 2 + 8 * 128 * 8
+    sh = witness.shape("float32", 100)
+    assert (sh.chunk, sh.group, sh.smem) == (512, 128, 32 * 513 * 4 + 8 * 128 * 8)
+    assert witness.shape("float64", 100).smem == 32 * 225 * 8 + 8 * 128 * 16
+    # three blocks an SM (228 KiB, 1 KiB reserved a block)
+    assert all(3 * (witness.shape(dt, n).smem + 1024) <= 228 * 1024
+               for dt in ("int16", "int32", "float32", "float64") for n in (100, 70000))
 
 
 # ---------------------------------------------------------------------- candidates
@@ -74,11 +88,19 @@ def test_candidates_are_the_tight_edges_in_segments(dtype, n):
     start = _start(random_weight_matrix(rng, n, density=0.2, low=1, high=9), dtype)
     d = _distances(start)
     cand = witness.candidates(d, start, 0.0)
-    kc, _, group = witness.shape(dtype)
-    assert cand.chunks == -(-n // kc) and cand.seg.size == -(-n // group) * cand.chunks * group + 1
-    assert cand.seg[0] == 0 and (np.diff(cand.seg) >= 0).all() and cand.seg[-1] == cand.k.size
+    sh = witness.shape(dtype, n)
+    assert cand.shape == sh and cand.chunks == -(-n // sh.chunk)
+    assert cand.seg.size == -(-n // sh.group) * cand.chunks * sh.group + 1
+    assert cand.seg[0] == 0 and cand.seg[-1] == cand.k.size
+    sizes = np.diff(cand.seg)
+    assert (sizes >= 0).all() and (sizes % witness.UNROLL == 0).all()
     tight = (start < numeric.inf_of(start.dtype)) & (start == d) & ~np.eye(n, dtype=bool)
-    assert cand.k.size == tight.sum() == witness.count(d, start, 0.0)
+    assert (cand.k >= 0).sum() == tight.sum() == witness.count(d, start, 0.0)
+    # each segment: its candidates, then fewer than UNROLL pads (k = -1, weight INF)
+    for a, b in zip(cand.seg[:-1], cand.seg[1:]):
+        real = cand.k[a:b] >= 0
+        assert (np.sort(real)[::-1] == real).all() and (~real).sum() < witness.UNROLL
+    assert (cand.w[cand.k < 0] == numeric.inf_of(start.dtype)).all()
     found = np.zeros((n, n), bool)
     for j in range(n):
         k, w = model.column_candidates(cand, j, n)
@@ -91,8 +113,8 @@ def test_candidates_are_the_tight_edges_in_segments(dtype, n):
 def test_float_candidates_include_the_nearly_tight():
     start = np.array([[0, 1.0, 2.001], [np.inf, 0, 1.0], [np.inf, np.inf, 0]], np.float32)
     d = _distances(start)                 # d[0, 2] = 2 < 2.001 = w[0, 2]
-    assert witness.candidates(d, start, 0.0).k.size == 2
-    assert witness.candidates(d, start, 1e-2).k.size == 3
+    assert witness.count(d, start, 0.0) == 2
+    assert witness.count(d, start, 1e-2) == 3
 
 
 # ---------------------------------------------------------------------- the rule
@@ -155,6 +177,6 @@ def test_missing_candidates_are_misses():
     start = _start(np.array([[0, 1, np.inf], [np.inf, 0, 1], [np.inf, np.inf, 0]]), "float32")
     d = _distances(start)
     cand = witness.candidates(d, start, 0.0)
-    empty = witness.Candidates(np.zeros_like(cand.seg), cand.k[:0], cand.w[:0], cand.chunks)
+    empty = witness.Candidates(np.zeros_like(cand.seg), cand.k[:0], cand.w[:0], cand.shape, cand.chunks)
     pred, misses = model.recover(d, empty, 0.0)
     assert misses == 3 and (pred == NO_PREDECESSOR).all()

@@ -13,14 +13,15 @@ from floydwarp.predecessors import NO_PREDECESSOR
 
 def column_candidates(cand: witness.Candidates, j: int, n: int):
     """(k, w) of column j's candidates, k ascending, read off the segments."""
-    _, _, group = witness.shape(cand.w.dtype)
+    group = cand.shape.group
     g, jj = divmod(j, group)
     ks, ws = [], []
     for c in range(cand.chunks):
         s = (g * cand.chunks + c) * group + jj
         ks.append(cand.k[cand.seg[s]:cand.seg[s + 1]])
         ws.append(cand.w[cand.seg[s]:cand.seg[s + 1]])
-    return np.concatenate(ks), np.concatenate(ws)
+    k, w = np.concatenate(ks), np.concatenate(ws)
+    return k[k >= 0], w[k >= 0]                      # without the padding
 
 
 def recover(d, cand: witness.Candidates, slack: float):

@@ -30,11 +30,15 @@ from ..arrays import array_module
 from ..predecessors import NO_PREDECESSOR
 from . import modules, wide
 
-#: vertices k per chunk (the 32 row slices in shared memory: 64 KiB) and columns per
-#: warp, by item size
-CHUNK = {2: 1024, 4: 512, 8: 256}
-COLUMNS = {2: 32, 4: 32, 8: 16}
+#: int16 with n <= KEYED_MAX_N runs on keys (fw_witness_keyed): k fits the low 16 bits
+KEYED_MAX_N = 1 << 16
 WARPS = 8
+#: candidates a warp takes together; segments are padded to a multiple (witness.cu)
+UNROLL = 8
+#: candidates a warp holds in shared memory at a time
+WINDOW = 128
+#: a padding key: above every key whose sum can be a distance (those stay below 2**30)
+_PAD_KEY = 1 << 30
 #: the share of all pairs that may be candidates where keys are the alternative: the
 #: witness pass costs about 3-4 times less per candidate and row than a keyed
 #: relaxation (bench/NOTES.md), and past this share the keyed run is cheaper
@@ -51,42 +55,73 @@ class WitnessPlan:
     slack: float
     #: the largest share of pairs that may be candidates (``MAX_TIGHT_KEYED`` or 1)
     max_tight: float
+    #: the smallest weight is 0: the start matrix must show it on the diagonal only
+    #: (a dense matrix's zero diagonal; a zero self-loop is never a witness)
+    zero_seen: bool = False
 
 
 def plan_witness(plan, n: int, keys_possible: bool) -> WitnessPlan | None:
-    """How to recover ``plan``'s predecessors after its run, or None: weights not all
-    positive (zero-weight edges could close a loop of witnesses) or not known."""
+    """How to recover ``plan``'s predecessors after its run, or None: a negative weight,
+    or weights not known.  Zero-weight edges could close a loop of witnesses: ``run``
+    declines them."""
     stats = plan.stats
-    if stats is None or n == 0 or not stats.min_weight > 0:
+    if stats is None or n == 0 or stats.min_weight < 0:
         return None
     dt = np.dtype(plan.dtype)
     slack = 0.0 if numeric.exact(dt, stats) else float(n * np.finfo(dt).eps)
-    return WitnessPlan(slack, MAX_TIGHT_KEYED if keys_possible else 1.0)
+    return WitnessPlan(slack, MAX_TIGHT_KEYED if keys_possible else 1.0, stats.min_weight == 0)
 
 
-def shape(dtype) -> tuple[int, int, int]:
-    """(chunk, columns per warp, columns per block) for a dtype."""
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """How ``fw_witness`` splits the work: ``chunk`` vertices k per shared-memory pass
+    (32 row slices of 64 KiB: three blocks an SM), ``columns`` per warp, and whether
+    the candidates are int16 keys."""
+
+    chunk: int
+    columns: int
+    keyed: bool
+    itemsize: int
+
+    @property
+    def group(self) -> int:
+        """Columns per block."""
+        return WARPS * self.columns
+
+    @property
+    def entry_bytes(self) -> int:
+        """A candidate: int2 {key, offset}, or WitnessEntry<T> {offset, w} (16 bytes for 8-byte w)."""
+        return 16 if self.itemsize == 8 and not self.keyed else 8
+
+    @property
+    def smem(self) -> int:
+        """Dynamic shared memory: the 32 row slices (int32 words for keys; pitch odd in
+        words: a bank per lane; or the 32 x group predecessors written back), then each
+        warp's window of ``WINDOW`` candidates."""
+        size = 4 if self.keyed else self.itemsize
+        cols = max(self.chunk, self.group)
+        rows = max(32 * (cols + (2 if size == 2 else 1)) * size, 32 * (self.group + 1) * 4)
+        return -(-rows // 16) * 16 + WARPS * WINDOW * self.entry_bytes
+
+
+def shape(dtype, n: int) -> Shape:
     isz = np.dtype(dtype).itemsize
-    return CHUNK[isz], COLUMNS[isz], WARPS * COLUMNS[isz]
-
-
-def smem_bytes(dtype) -> int:
-    """Dynamic shared memory of ``fw_witness``: the 32 row slices, or the 32 x G
-    predecessors written back (whichever is larger)."""
-    dt = np.dtype(dtype)
-    kc, _, group = shape(dt)
-    cols = max(kc, group)
-    return max(32 * (cols + (2 if dt.itemsize == 2 else 1)) * dt.itemsize, 32 * (group + 1) * 4)
+    if isz == 2 and n <= KEYED_MAX_N:
+        return Shape(512, 32, True, isz)
+    # float64: fewer columns a warp, or its best sums spill at three blocks an SM
+    return Shape({2: 1024, 4: 512, 8: 224}[isz], 8 if isz == 8 else 16, False, isz)
 
 
 @dataclasses.dataclass(frozen=True)
 class Candidates:
     """Every column's candidate edges ``k -> j``, in segments by (column group, chunk of
-    k, column), k ascending: segment ``s`` is ``k[seg[s]:seg[s+1]]``, ``w`` likewise."""
+    k, column), k ascending, each padded to a multiple of ``UNROLL`` with ``k = -1``
+    (weight INF): segment ``s`` is ``k[seg[s]:seg[s+1]]``, ``w`` likewise."""
 
     seg: object
     k: object
     w: object
+    shape: Shape
     chunks: int
 
 
@@ -105,6 +140,16 @@ _BAND = 2048
 _MAX_ENTRIES = 2**31 - 1
 
 
+def zero_edges(w) -> int:
+    """Zero weights of the start matrix ``w`` off its diagonal."""
+    xp = array_module(w)
+    total = 0
+    for lo in range(0, w.shape[0], _BAND):
+        zero = w[lo:lo + _BAND] == 0
+        total += int(xp.count_nonzero(zero)) - int(xp.count_nonzero(xp.diagonal(zero, offset=lo)))
+    return total
+
+
 def count(d, w, slack: float) -> int:
     """How many candidate edges there are (off the diagonal)."""
     xp = array_module(d)
@@ -120,7 +165,8 @@ def candidates(d, w, slack: float) -> Candidates:
     """The candidate lists of the n x n distances ``d`` and start matrix ``w`` (NumPy or CuPy)."""
     xp = array_module(d)
     n = d.shape[0]
-    kc, _, group = shape(d.dtype)
+    sh = shape(d.dtype, n)
+    kc, group = sh.chunk, sh.group
     chunks = -(-n // kc)
     ks, js = [], []
     for lo in range(0, n, _BAND):
@@ -134,16 +180,31 @@ def candidates(d, w, slack: float) -> Candidates:
     j = xp.concatenate(js) if js else xp.zeros(0, np.int64)
     segment = ((j // group) * chunks + k // kc) * group + j % group
     order = xp.argsort(segment * kc + k % kc)
+    k, j, segment = k[order], j[order], segment[order]
     nseg = -(-n // group) * chunks * group
-    seg = xp.zeros(nseg + 1, np.int32)
-    seg[1:] = xp.cumsum(xp.bincount(segment, minlength=nseg))
-    return Candidates(seg, k[order].astype(np.int32), w[k[order], j[order]], chunks)
+    sizes = xp.bincount(segment, minlength=nseg)
+    first = xp.cumsum(sizes) - sizes                    # of each segment, unpadded
+    seg = xp.zeros(nseg + 1, np.int64)
+    seg[1:] = xp.cumsum(-(-sizes // UNROLL) * UNROLL)
+    at = seg[segment] + xp.arange(k.size) - first[segment]
+    total = int(seg[-1])
+    ks = xp.full(total, -1, np.int32)
+    ws = xp.full(total, numeric.inf_of(w.dtype), w.dtype)
+    ks[at] = k
+    ws[at] = w[k, j]
+    return Candidates(seg.astype(np.int32), ks, ws, sh, chunks)
 
 
-def _kernel(dtype):
-    kc, cols, _ = shape(dtype)
-    expr = modules.name_expression("fw_witness", dtype, kc, cols)
-    return modules.kernel("witness.cu", expr, dynamic_smem=smem_bytes(dtype))
+def _kernel(sh: Shape, dtype):
+    if sh.keyed:
+        expr = modules.name_expression("fw_witness_keyed", sh.chunk, sh.columns)
+    else:
+        expr = modules.name_expression("fw_witness", dtype, sh.chunk, sh.columns)
+    return modules.kernel("witness.cu", expr, dynamic_smem=sh.smem)
+
+
+def _pitch(a) -> np.int64:
+    return np.int64(a.strides[0] // a.itemsize)
 
 
 def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
@@ -154,23 +215,38 @@ def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
     n = d.shape[0]
     if cand is None:
         cand = candidates(d, w, slack)
-    _, _, group = shape(d.dtype)
+    sh, dt = cand.shape, d.dtype
     misses = cp.zeros(1, cp.uint64)
-    dt = d.dtype
-    _kernel(dt)((-(-n // group), -(-n // 32)), (32 * WARPS,),
-                (d, np.int64(d.strides[0] // d.itemsize), np.int32(n), np.int32(cand.chunks), cand.seg, cand.k,
-                 cand.w, pred, np.int64(pred.strides[0] // pred.itemsize), dt.type(numeric.inf_of(dt)),
-                 np.float64(slack), np.int32(NO_PREDECESSOR), misses), shared_mem=smem_bytes(dt))
+    grid = (-(-n // 32), -(-n // sh.group))       # the rows fastest: one group's candidates stay in L2
+    head = (d, _pitch(d), np.int32(n), np.int32(cand.chunks), cand.seg)
+    tail = (np.int32(cand.k.size), pred, _pitch(pred), dt.type(numeric.inf_of(dt)))
+    pad = cand.k < 0
+    if sh.keyed:
+        # int2 {(w << 16) | k: sum and vertex in one word, byte offset of k in a row slice of int32}
+        entries = cp.stack([cp.where(pad, _PAD_KEY, (cand.w.astype(cp.int32) << 16) | cand.k),
+                            cp.where(pad, 0, cand.k % sh.chunk * 4)], axis=1)
+        args = head + (entries,) + tail + (np.int32(NO_PREDECESSOR), misses)
+    else:
+        # WitnessEntry<T> {int byte offset; T w} (8 bytes, 16 for 8-byte types: w at byte 8)
+        wide8 = dt.itemsize == 8
+        entries = cp.zeros((cand.k.size, 4 if wide8 else 2), cp.int32)
+        entries[:, 0] = cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)
+        entries.view(dt)[:, (8 if wide8 else 4) // dt.itemsize] = cand.w
+        args = head + (entries,) + tail + (np.float64(slack), np.int32(NO_PREDECESSOR), misses)
+    _kernel(sh, dt)(grid, (32 * WARPS,), args, shared_mem=sh.smem)
     return int(misses.get()[0])
 
 
 def run(ctx, wp: WitnessPlan) -> bool:
     """Distances (``wide``) and then predecessors of ``ctx``.  False, with ``ctx.d`` as it
-    was, when the start matrix cannot be kept in GPU memory, too many edges are tight,
-    or (float runs) a pair found no witness: the caller then tries another method."""
+    was, when an edge weighs 0, the start matrix cannot be kept in GPU memory, too many
+    edges are tight, or (float runs) a pair found no witness: the caller then tries
+    another method."""
     cp = ctx.cp
     n = ctx.n
     d = ctx.d[:n, :n]
+    if wp.zero_seen and zero_edges(d):
+        return False
     try:
         start = d.copy()
     except cp.cuda.memory.OutOfMemoryError:

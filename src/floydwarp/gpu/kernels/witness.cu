@@ -7,8 +7,20 @@
 // ascending.  A block takes 32 rows i (a lane each) and one group of 8 x COLS columns
 // (COLS a warp); for each chunk the 32 row slices d[i][k0 .. k0 + KC) sit in shared
 // memory, and a warp walks the candidates of its columns, every lane reading its own
-// row at the same k: one bank per lane, no conflicts.  Each (i, j) keeps the candidate
-// of least d[i][k] + w, the smallest k among equals.
+// row at the same k: one bank per lane, no conflicts.  Segments are padded to eight
+// candidates, which go together, their loads first, so that eight shared-memory reads
+// are in flight per warp; a candidate carries the byte offset of its k in a row slice.
+// The warp's candidates reach it through its own window in shared memory, 128 at a
+// time in one coalesced load (one latency where each group of eight would wait for its
+// own), and blocks of one column group run side by side (blockIdx.x: the rows), so that
+// the group's candidates stay in L2.  Each (i, j) keeps the candidate of least
+// d[i][k] + w, the smallest k among equals.
+//
+// int16 (n <= 65536) runs on keys, as keyed.cu does: the row slices hold d << 16 and a
+// candidate is the word (w << 16) | k, so one add-min (VIADDMNMX) per candidate and row
+// orders by sum first and k second; sums stay below 2 INF < 2^15.  Other dtypes compare
+// and select.  Padding candidates: the key 2^30 (above any real sum), or the weight INF
+// at offset 0 (never accepted: its sum is not below INF).
 //
 // Exact runs (integers) find d[i][j] itself, always at a k with d[i][k] < d[i][j], so
 // the predecessors cannot form a loop.  Float runs take only candidates with
@@ -29,34 +41,142 @@ template <> __device__ __forceinline__ int witness_most<int>() { return 0x7fffff
 template <> __device__ __forceinline__ float witness_most<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double witness_most<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
 
-// Row pitch in elements so that 32 lanes reading element x of their own rows hit 32 banks.
-template <typename T> __host__ __device__ constexpr int witness_pitch(int cols) {
-    return cols + (sizeof(T) == 2 ? 2 : 1);
+constexpr int WITNESS_WARPS = 8;
+constexpr int WITNESS_UNROLL = 8;       // witness.UNROLL: segments are padded to a multiple
+constexpr int WITNESS_WINDOW = 128;     // witness.WINDOW: candidates a warp holds at a time
+
+// A candidate of the compare kernel: the byte offset of k in a row slice, and w(k, j).
+template <typename T> struct alignas(sizeof(T) > 4 ? 16 : 8) WitnessEntry {
+    int off;
+    T w;
+};
+
+// Row pitch in elements of type S so that 32 lanes reading element x of their own rows
+// hit 32 banks.
+template <typename S> __host__ __device__ constexpr int witness_pitch(int cols) {
+    return cols + (sizeof(S) == 2 ? 2 : 1);
 }
 
-constexpr int WITNESS_WARPS = 8;
+// rows[r][x] = conv(d[i0 + r][k0 + x]) for 32 rows and `cols` columns (fill outside
+// n x n), 16 bytes a load where the rows are aligned for it.
+template <typename T, typename S, typename Conv>
+__device__ __forceinline__ void witness_rows(S* rows, int pitch, const T* d, i64 p, int n, int i0, int k0,
+                                             int cols, T fill, Conv conv) {
+    constexpr int V = 16 / sizeof(T);
+    const bool aligned = ((reinterpret_cast<size_t>(d) | (size_t)(p * (i64)sizeof(T))) & 15) == 0;
+    const int per_row = cols / V;
+    for (int e = threadIdx.x; e < 32 * per_row; e += blockDim.x) {
+        const int r = e / per_row, x = (e % per_row) * V;
+        const T* src = d + (i64)(i0 + r) * p + k0 + x;
+        S* dst = rows + r * pitch + x;
+        if (aligned && i0 + r < n && k0 + x + V <= n) {
+            const int4 q = __ldg(reinterpret_cast<const int4*>(src));
+            const T* v = reinterpret_cast<const T*>(&q);
+#pragma unroll
+            for (int u = 0; u < V; ++u) dst[u] = conv(v[u]);
+        } else {
+#pragma unroll
+            for (int u = 0; u < V; ++u) dst[u] = conv((i0 + r < n && k0 + x + u < n) ? src[u] : fill);
+        }
+    }
+}
 
-// grid: (column groups, row blocks of 32); block: 256 threads.  Dynamic shared memory:
-// 32 rows of witness_pitch(max(KC, 8 * COLS)) elements and 32 x (8 * COLS + 1) ints.
+// The warp's candidates of one chunk, column by column: visit(c, e) for each group of
+// WITNESS_UNROLL candidates e[] of its column c (compile-time).  `seg_w`: the warp's
+// segment offsets in this chunk (COLS + 1); `window`: the warp's WITNESS_WINDOW
+// candidates in shared memory, first candidate `base` (kept across chunks: candidates
+// are one array); `total`: candidates in all.
+template <int COLS, typename E, typename Visit>
+__device__ __forceinline__ void witness_walk(const int* __restrict__ seg_w, const E* __restrict__ cand, int total,
+                                             E* window, int& base, Visit visit) {
+    constexpr int PER = 16 / sizeof(E);                  // candidates per 16 bytes
+    const int lane = threadIdx.x & 31;
+    const int mine = __ldg(seg_w + lane), end = __ldg(seg_w + COLS);
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+        const int lo = __shfl_sync(0xffffffffu, mine, c);
+        const int hi = c + 1 < 32 ? __shfl_sync(0xffffffffu, mine, (c + 1) & 31) : end;
+        for (int b = lo; b < hi; b += WITNESS_UNROLL) {
+            if (b + WITNESS_UNROLL > base + WITNESS_WINDOW) {       // the same for the whole warp
+                __syncwarp();
+                base = b;
+                const int4* src = reinterpret_cast<const int4*>(cand + b);
+                int4* dst = reinterpret_cast<int4*>(window);
+                const int have = min(WITNESS_WINDOW, total - b) / PER;
+#pragma unroll
+                for (int t = lane; t < WITNESS_WINDOW / PER; t += 32)
+                    if (t < have) dst[t] = __ldg(src + t);
+                __syncwarp();
+            }
+            E e[WITNESS_UNROLL];
+            const int4* q = reinterpret_cast<const int4*>(window + (b - base));
+#pragma unroll
+            for (int u = 0; u < WITNESS_UNROLL / PER; ++u) {
+                const int4 v = q[u];
+#pragma unroll
+                for (int t = 0; t < PER; ++t) e[u * PER + t] = reinterpret_cast<const E*>(&v)[t];
+            }
+            visit(c, e);
+        }
+    }
+}
+
+// The block's predecessors, through shared memory (coalesced writes); misses counted per warp.
+// `who[c]` of this lane's row and the warp's column c; `ok(c)`: 1 a witness, 0 unreachable,
+// -1 a miss.
+template <int COLS, typename Ok>
+__device__ __forceinline__ void witness_store(int* out, int* who, Ok ok, int* pred, i64 pp, int n, int i0, int j0,
+                                              int none, unsigned long long* misses) {
+    constexpr int G = WITNESS_WARPS * COLS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, i = i0 + lane;
+    __syncthreads();
+    int missed = 0;
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+        const int j = j0 + warp * COLS + c;
+        int v = none;
+        if (i < n && j < n && i != j) {
+            const int r = ok(c);
+            if (r > 0) v = who[c];
+            missed += r < 0;
+        }
+        out[lane * (G + 1) + warp * COLS + c] = v;
+    }
+    for (int off = 16; off; off >>= 1) missed += __shfl_xor_sync(0xffffffffu, missed, off);
+    if (lane == 0 && missed) atomicAdd(misses, (unsigned long long)missed);
+    __syncthreads();
+    for (int e = threadIdx.x; e < 32 * G; e += blockDim.x) {
+        const int r = e / G, c = e % G;
+        if (i0 + r < n && j0 + c < n) pred[(i64)(i0 + r) * pp + j0 + c] = out[r * (G + 1) + c];
+    }
+}
+
+// Bytes of the row slices before the windows (16-byte aligned).
+template <typename S> __device__ __forceinline__ constexpr int witness_rows_bytes(int cols) {
+    return (32 * witness_pitch<S>(cols) * (int)sizeof(S) + 15) / 16 * 16;
+}
+
+// Compare and select: any dtype.  grid: (row blocks of 32, column groups); block: 256
+// threads, three blocks an SM.  Dynamic shared memory: witness.Shape.smem.
 template <typename T, int KC, int COLS>
-__global__ void __launch_bounds__(32 * WITNESS_WARPS, 2)
+__global__ void __launch_bounds__(32 * WITNESS_WARPS, 3)
 fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restrict__ seg,
-           const int* __restrict__ ek, const T* __restrict__ ew, int* __restrict__ pred, i64 pp, T dinf,
+           const WitnessEntry<T>* __restrict__ cand, int total, int* __restrict__ pred, i64 pp, T dinf,
            double slack, int none, unsigned long long* __restrict__ misses) {
     typedef typename WitnessSum<T>::type A;
+    typedef WitnessEntry<T> E;
     constexpr bool FLOAT = WitnessFloat<T>::value;
     constexpr int G = WITNESS_WARPS * COLS;
     constexpr int P = witness_pitch<T>(KC > G ? KC : G);
     extern __shared__ __align__(16) unsigned char witness_smem[];
     T* tile = reinterpret_cast<T*>(witness_smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int g = blockIdx.x, i0 = blockIdx.y * 32, i = i0 + lane, j0 = g * G;
+    const int i0 = blockIdx.x * 32, g = blockIdx.y, j0 = g * G;
+    E* window = reinterpret_cast<E*>(witness_smem + witness_rows_bytes<T>(KC > G ? KC : G)) + warp * WITNESS_WINDOW;
+    int base = -WITNESS_WINDOW;
+    auto same = [](T x) { return x; };
 
-    // the targets d[i][j] of the block, through shared memory (coalesced reads)
-    for (int e = threadIdx.x; e < 32 * G; e += blockDim.x) {
-        const int r = e / G, c = e % G;
-        tile[r * P + c] = (i0 + r < n && j0 + c < n) ? d[(i64)(i0 + r) * p + j0 + c] : dinf;
-    }
+    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, same);      // the targets d[i][j]
     __syncthreads();
     A target[COLS], best[COLS];
     int who[COLS];
@@ -66,66 +186,84 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
         best[c] = witness_most<A>();
         who[c] = none;
     }
-
-    const T* row = tile + lane * P;
+    const unsigned char* row = witness_smem + lane * P * sizeof(T);
     for (int ch = 0; ch < chunks; ++ch) {
         const int k0 = ch * KC;
         __syncthreads();
-        for (int e = threadIdx.x; e < 32 * KC; e += blockDim.x) {
-            const int r = e / KC, x = e % KC;
-            tile[r * P + x] = (i0 + r < n && k0 + x < n) ? d[(i64)(i0 + r) * p + k0 + x] : dinf;
-        }
+        witness_rows(tile, P, d, p, n, i0, k0, KC, dinf, same);
         __syncthreads();
-        const int* s = seg + ((i64)g * chunks + ch) * G + warp * COLS;
+        witness_walk<COLS>(seg + ((i64)g * chunks + ch) * G + warp * COLS, cand, total, window, base,
+                           [&](int c, const E* e) {
+            A dk[WITNESS_UNROLL];
 #pragma unroll
-        for (int c = 0; c < COLS; ++c) {
-            const int lo = s[c], hi = s[c + 1];
-            for (int b = lo; b < hi; b += 32) {
-                const int m = min(32, hi - b);
-                int mk = 0;
-                A mw = 0;
-                if (lane < m) {
-                    mk = ek[b + lane] - k0;
-                    mw = (A)ew[b + lane];
-                }
-                for (int t = 0; t < m; ++t) {
-                    const int x = __shfl_sync(0xffffffffu, mk, t);
-                    const A w = __shfl_sync(0xffffffffu, mw, t);
-                    const A dk = (A)row[x];
-                    const A sum = dk + w;
-                    bool better = sum < best[c];
-                    if (FLOAT) better = better && dk < target[c];
-                    if (better) {
-                        best[c] = sum;
-                        who[c] = k0 + x;
-                    }
+            for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = (A)*reinterpret_cast<const T*>(row + e[u].off);
+#pragma unroll
+            for (int u = 0; u < WITNESS_UNROLL; ++u) {
+                const A sum = dk[u] + (A)e[u].w;
+                bool better = sum < best[c];
+                if (FLOAT) better = better && dk[u] < target[c];
+                if (better) {
+                    best[c] = sum;
+                    who[c] = k0 + e[u].off / (int)sizeof(T);
                 }
             }
-        }
+        });
     }
+    witness_store<COLS>(reinterpret_cast<int*>(witness_smem), who, [&](int c) {
+        if (!(target[c] < (A)dinf)) return 0;
+        const A tol = (A)(slack * (double)target[c]);
+        return best[c] <= target[c] + tol && best[c] >= target[c] - tol ? 1 : -1;
+    }, pred, pp, n, i0, j0, none, misses);
+}
 
-    // predecessors through shared memory (coalesced writes); misses counted per warp
+// int16 on keys (n <= 65536): candidates are int2 {(w << 16) | k, byte offset of k};
+// the row slices hold d << 16 as int32.  Exact: the accepted sum is d[i][j] itself.
+template <int KC, int COLS>
+__global__ void __launch_bounds__(32 * WITNESS_WARPS, 3)
+fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const int* __restrict__ seg,
+                 const int2* __restrict__ cand, int total, int* __restrict__ pred, i64 pp, short dinf, int none,
+                 unsigned long long* __restrict__ misses) {
+    constexpr int G = WITNESS_WARPS * COLS;
+    constexpr int P = witness_pitch<int>(KC > G ? KC : G);
+    extern __shared__ __align__(16) unsigned char witness_smem[];
+    int* tile = reinterpret_cast<int*>(witness_smem);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int i0 = blockIdx.x * 32, g = blockIdx.y, j0 = g * G;
+    int2* window = reinterpret_cast<int2*>(witness_smem + witness_rows_bytes<int>(KC > G ? KC : G)) +
+                   warp * WITNESS_WINDOW;
+    int base = -WITNESS_WINDOW;
+    auto shifted = [](short x) { return (int)x << 16; };
+
+    int best[COLS];
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) best[c] = witness_most<int>();
+    const unsigned char* row = witness_smem + lane * P * sizeof(int);
+    for (int ch = 0; ch < chunks; ++ch) {
+        const int k0 = ch * KC;
+        __syncthreads();
+        witness_rows(tile, P, d, p, n, i0, k0, KC, dinf, shifted);
+        __syncthreads();
+        witness_walk<COLS>(seg + ((i64)g * chunks + ch) * G + warp * COLS, cand, total, window, base,
+                           [&](int c, const int2* e) {
+            int dk[WITNESS_UNROLL];
+#pragma unroll
+            for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = *reinterpret_cast<const int*>(row + e[u].y);
+#pragma unroll
+            for (int u = 0; u < WITNESS_UNROLL; ++u) best[c] = fw_addmin(dk[u], e[u].x, best[c]);
+        });
+    }
+    // the targets d[i][j], staged like the rows
     __syncthreads();
-    int* out = reinterpret_cast<int*>(witness_smem);
-    int missed = 0;
+    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, shifted);
+    __syncthreads();
+    int who[COLS], target[COLS];
 #pragma unroll
     for (int c = 0; c < COLS; ++c) {
-        const int j = j0 + warp * COLS + c;
-        const bool reachable = i < n && j < n && i != j && target[c] < (A)dinf;
-        if (!reachable) {
-            who[c] = none;
-        } else if (!(best[c] <= target[c] + (A)(slack * (double)target[c]) &&
-                     best[c] >= target[c] - (A)(slack * (double)target[c]))) {
-            who[c] = none;
-            ++missed;
-        }
-        out[lane * (G + 1) + warp * COLS + c] = who[c];
+        target[c] = tile[lane * P + warp * COLS + c] >> 16;
+        who[c] = best[c] & 0xffff;
     }
-    for (int off = 16; off; off >>= 1) missed += __shfl_xor_sync(0xffffffffu, missed, off);
-    if (lane == 0 && missed) atomicAdd(misses, (unsigned long long)missed);
-    __syncthreads();
-    for (int e = threadIdx.x; e < 32 * G; e += blockDim.x) {
-        const int r = e / G, c = e % G;
-        if (i0 + r < n && j0 + c < n) pred[(i64)(i0 + r) * pp + j0 + c] = out[r * (G + 1) + c];
-    }
+    witness_store<COLS>(reinterpret_cast<int*>(witness_smem), who, [&](int c) {
+        if (target[c] >= (int)dinf) return 0;
+        return (best[c] >> 16) == target[c] ? 1 : -1;
+    }, pred, pp, n, i0, j0, none, misses);
 }
