@@ -812,9 +812,9 @@ def _fast_tile(plan):
             description="production kernel: rounds of 2048-3072 pivot columns as min-plus panel products with the "
                         "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
                         "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); predecessors ride in "
-                        "the distance word ('keyed') for int32 and for float weights that are non-negative "
-                        "integers, or are recovered from the tight edges after the run ('witness') for int16 "
-                        "and fractional float weights when every weight is positive; DPX add-min on sm_90")
+                        "the distance word ('keyed': int32, non-negative integer float weights, int16 with "
+                        "zero or negative weights) or are recovered from the tight edges after the run "
+                        "('witness': int16 and fractional floats with positive weights); DPX add-min on sm_90")
 def _run_fast(ctx):
     """Production kernel: register-tiled blocked FW."""
     dt = ctx.dtype
