@@ -121,6 +121,25 @@ __device__ __forceinline__ void witness_walk(const int* __restrict__ seg_w, cons
     }
 }
 
+// Every chunk of the block's rows: the 32 row slices into `tile` (pitch P, conv'd), then
+// the warp's candidates of the chunk, visit(k0, c, e) as in witness_walk.
+template <int KC, int COLS, typename T, typename S, typename E, typename Conv, typename Visit>
+__device__ __forceinline__ void witness_chunks(S* tile, int pitch, const T* d, i64 p, int n, int i0, T dinf,
+                                               Conv conv, const int* __restrict__ seg, int chunks,
+                                               const E* __restrict__ cand, int total, E* window, Visit visit) {
+    constexpr int G = WITNESS_WARPS * COLS;
+    const int warp = threadIdx.x >> 5;
+    int base = -WITNESS_WINDOW;
+    for (int ch = 0; ch < chunks; ++ch) {
+        const int k0 = ch * KC;
+        __syncthreads();
+        witness_rows(tile, pitch, d, p, n, i0, k0, KC, dinf, conv);
+        __syncthreads();
+        witness_walk<COLS>(seg + ((i64)blockIdx.y * chunks + ch) * G + warp * COLS, cand, total, window, base,
+                           [&](int c, const E* e) { visit(k0, c, e); });
+    }
+}
+
 // The block's predecessors, through shared memory (coalesced writes); misses counted per warp.
 // `who[c]` of this lane's row and the warp's column c; `ok(c)`: 1 a witness, 0 unreachable,
 // -1 a miss.
@@ -171,9 +190,8 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
     extern __shared__ __align__(16) unsigned char witness_smem[];
     T* tile = reinterpret_cast<T*>(witness_smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int i0 = blockIdx.x * 32, g = blockIdx.y, j0 = g * G;
+    const int i0 = blockIdx.x * 32, j0 = blockIdx.y * G;
     E* window = reinterpret_cast<E*>(witness_smem + witness_rows_bytes<T>(KC > G ? KC : G)) + warp * WITNESS_WINDOW;
-    int base = -WITNESS_WINDOW;
     auto same = [](T x) { return x; };
 
     witness_rows(tile, P, d, p, n, i0, j0, G, dinf, same);      // the targets d[i][j]
@@ -187,28 +205,22 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
         who[c] = none;
     }
     const unsigned char* row = witness_smem + lane * P * sizeof(T);
-    for (int ch = 0; ch < chunks; ++ch) {
-        const int k0 = ch * KC;
-        __syncthreads();
-        witness_rows(tile, P, d, p, n, i0, k0, KC, dinf, same);
-        __syncthreads();
-        witness_walk<COLS>(seg + ((i64)g * chunks + ch) * G + warp * COLS, cand, total, window, base,
-                           [&](int c, const E* e) {
-            A dk[WITNESS_UNROLL];
+    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, same, seg, chunks, cand, total, window,
+                             [&](int k0, int c, const E* e) {
+        A dk[WITNESS_UNROLL];
 #pragma unroll
-            for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = (A)*reinterpret_cast<const T*>(row + e[u].off);
+        for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = (A)*reinterpret_cast<const T*>(row + e[u].off);
 #pragma unroll
-            for (int u = 0; u < WITNESS_UNROLL; ++u) {
-                const A sum = dk[u] + (A)e[u].w;
-                bool better = sum < best[c];
-                if (FLOAT) better = better && dk[u] < target[c];
-                if (better) {
-                    best[c] = sum;
-                    who[c] = k0 + e[u].off / (int)sizeof(T);
-                }
+        for (int u = 0; u < WITNESS_UNROLL; ++u) {
+            const A sum = dk[u] + (A)e[u].w;
+            bool better = sum < best[c];
+            if (FLOAT) better = better && dk[u] < target[c];
+            if (better) {
+                best[c] = sum;
+                who[c] = k0 + e[u].off / (int)sizeof(T);
             }
-        });
-    }
+        }
+    });
     witness_store<COLS>(reinterpret_cast<int*>(witness_smem), who, [&](int c) {
         if (!(target[c] < (A)dinf)) return 0;
         const A tol = (A)(slack * (double)target[c]);
@@ -228,30 +240,23 @@ fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const in
     extern __shared__ __align__(16) unsigned char witness_smem[];
     int* tile = reinterpret_cast<int*>(witness_smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int i0 = blockIdx.x * 32, g = blockIdx.y, j0 = g * G;
+    const int i0 = blockIdx.x * 32, j0 = blockIdx.y * G;
     int2* window = reinterpret_cast<int2*>(witness_smem + witness_rows_bytes<int>(KC > G ? KC : G)) +
                    warp * WITNESS_WINDOW;
-    int base = -WITNESS_WINDOW;
     auto shifted = [](short x) { return (int)x << 16; };
 
     int best[COLS];
 #pragma unroll
     for (int c = 0; c < COLS; ++c) best[c] = witness_most<int>();
     const unsigned char* row = witness_smem + lane * P * sizeof(int);
-    for (int ch = 0; ch < chunks; ++ch) {
-        const int k0 = ch * KC;
-        __syncthreads();
-        witness_rows(tile, P, d, p, n, i0, k0, KC, dinf, shifted);
-        __syncthreads();
-        witness_walk<COLS>(seg + ((i64)g * chunks + ch) * G + warp * COLS, cand, total, window, base,
-                           [&](int c, const int2* e) {
-            int dk[WITNESS_UNROLL];
+    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, shifted, seg, chunks, cand, total, window,
+                             [&](int, int c, const int2* e) {
+        int dk[WITNESS_UNROLL];
 #pragma unroll
-            for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = *reinterpret_cast<const int*>(row + e[u].y);
+        for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = *reinterpret_cast<const int*>(row + e[u].y);
 #pragma unroll
-            for (int u = 0; u < WITNESS_UNROLL; ++u) best[c] = fw_addmin(dk[u], e[u].x, best[c]);
-        });
-    }
+        for (int u = 0; u < WITNESS_UNROLL; ++u) best[c] = fw_addmin(dk[u], e[u].x, best[c]);
+    });
     // the targets d[i][j], staged like the rows
     __syncthreads();
     witness_rows(tile, P, d, p, n, i0, j0, G, dinf, shifted);
