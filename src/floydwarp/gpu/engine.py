@@ -824,6 +824,7 @@ def _run_fast(ctx):
                 ctx.meta["predecessors"] = name
                 ctx.loop_free = name == "witness"
                 return None
+            # the method gave up; it may have written predecessors (witness.run)
             _seed_predecessors(ctx.cp, ctx.d, ctx.pr, ctx.n, ctx.plan.inf)
         # a predecessor register beside each cell: the blocked kernels (B = 64)
         ctx.meta["predecessors"] = "blocked"

@@ -16,8 +16,10 @@ the predecessors cannot loop (``solve()`` need not look for loops).  Exact runs
 edges within ``slack = n * eps`` of tight (the forward error bound of a sum of ``n``
 terms), only candidates with ``d[i,k] < d[i,j]`` count, and a pair whose best sum is
 not within ``slack * d[i,j]`` of ``d[i,j]`` is a miss: the run then falls back
-(engine.py), as it does when more than ``MAX_TIGHT`` of the pairs are tight edges and
-keys would be faster (graphs of many equal weights).
+(engine.py), as it does when more than ``MAX_TIGHT_KEYED`` of the pairs are tight edges
+and keys would be faster (graphs of many equal weights), or when an edge weighs 0 (a
+zero-weight cycle could close a loop of witnesses).  int16 (n <= 65536) runs the pass on
+keys ``(d << 16) + ((w << 16) | k)``: one add-min per candidate and row.
 """
 from __future__ import annotations
 
@@ -136,8 +138,8 @@ def tight(d, w, slack: float):
 
 #: rows k per band of the candidate search (bounds its temporaries)
 _BAND = 2048
-#: the kernel's segment offsets are int32
-_MAX_ENTRIES = 2**31 - 1
+#: the kernel's segment offsets are int32, with room for the padding
+_MAX_ENTRIES = 2**30
 
 
 def zero_edges(w) -> int:
@@ -253,12 +255,11 @@ def run(ctx, wp: WitnessPlan) -> bool:
         return False
     wide.run(ctx)
     with ctx.phase("witness"):
-        ok = count(d, start, wp.slack) <= min(wp.max_tight * n * n, _MAX_ENTRIES)
-        if ok:
-            try:
-                ok = recover(d, start, ctx.pr[:n, :n], wp.slack) == 0
-            except cp.cuda.memory.OutOfMemoryError:
-                ok = False
+        try:
+            ok = (count(d, start, wp.slack) <= min(wp.max_tight * n * n, _MAX_ENTRIES)
+                  and recover(d, start, ctx.pr[:n, :n], wp.slack) == 0)
+        except cp.cuda.memory.OutOfMemoryError:
+            ok = False
         if not ok:
             d[...] = start
     return ok
