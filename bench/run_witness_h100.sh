@@ -5,7 +5,8 @@
 # RESULTS_DIR/phases-*.json: where the time goes at n = 16384 (int16: witnesses against keys;
 # float32 with real weights: witnesses against the blocked kernels);
 # RESULTS_DIR/{pred,nopred}/: int16 and int32 on the usual graphs (25 % of the pairs, weights 1..16);
-# RESULTS_DIR/{real-pred,real-nopred}/: float32 with real weights drawn from [1, 16).
+# RESULTS_DIR/{real-pred,real-nopred}/: float32 with real weights drawn from [1, 16);
+# RESULTS_DIR/{real-pred,real-nopred}-f64/: float64 likewise, n = 8192 and 16384.
 # Graphs are built on the device, median of 3 after a warm-up.
 set -eu
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,3 +25,5 @@ FW=(python3 -m floydwarp bench sizes --backend gpu --graph device --repeats 3 -a
 "${FW[@]}" --sizes "$SIZES" --dtype int16,int32 --out "$OUTDIR/nopred"
 "${FW[@]}" --sizes "$SIZES" --dtype float32 --real-weights -O predecessors=true --out "$OUTDIR/real-pred"
 "${FW[@]}" --sizes "$SIZES" --dtype float32 --real-weights --out "$OUTDIR/real-nopred"
+"${FW[@]}" --sizes 8192,16384 --dtype float64 --real-weights -O predecessors=true --out "$OUTDIR/real-pred-f64"
+"${FW[@]}" --sizes 8192,16384 --dtype float64 --real-weights --out "$OUTDIR/real-nopred-f64"

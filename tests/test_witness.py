@@ -46,6 +46,7 @@ def test_positive_weights_only():
     assert witness.plan_witness(_plan("int16", 100, -1, 16), 100, True) is None
     assert witness.plan_witness(_plan("int16", 100, 0, 16), 100, True).zero_seen
     assert witness.plan_witness(_plan("int16", 0, 1, 16), 0, True) is None
+    assert witness.plan_witness(_plan("int64", 100, 1, 16), 100, False) is None     # no kernel for int64
 
 
 def test_zero_edges_off_the_diagonal():

@@ -205,6 +205,8 @@ def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_d
         stages_s={k: statistics.median(s.get(k, 0.0) for s in stages) for k in stages[-1]},
         relaxations_per_s=_rate(case.n, compute),
     )
+    if result.metadata.get("predecessors"):
+        record["predecessors"] = result.metadata["predecessors"]     # how the engine computed them
     if scipy_record is not None and scipy_record["status"] == "ok":
         record["speedup_vs_scipy"] = scipy_record["time_s"] / record["time_s"]
     if scipy_dist is not None and not result.has_negative_cycle:

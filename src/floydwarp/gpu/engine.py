@@ -817,7 +817,6 @@ def _fast_tile(plan):
                         "('witness': int16 and fractional floats with positive weights); DPX add-min on sm_90")
 def _run_fast(ctx):
     """Production kernel: register-tiled blocked FW."""
-    dt = ctx.dtype
     if ctx.pr is not None:
         for name, attempt in _predecessor_methods(ctx):
             if attempt():
@@ -829,6 +828,12 @@ def _run_fast(ctx):
         # a predecessor register beside each cell: the blocked kernels (B = 64)
         ctx.meta["predecessors"] = "blocked"
         return _run_blocked(ctx, ctx.lay.tile)
+    return _fast_distances(ctx)
+
+
+def _fast_distances(ctx):
+    """``fast`` without predecessors on ``ctx.d`` (also the first half of witness.run)."""
+    dt = ctx.dtype
     dev = _device()
     requested = ctx.plan.options.get("fast_variant")
     if dev["cc"] < 80 and requested == "async":
@@ -840,6 +845,8 @@ def _run_fast(ctx):
     if variant == "pipe":
         return _run_pipe(ctx)
     cfg = fast_config(dt, dev["smem_optin"], requested)
+    if cfg["b"] != ctx.lay.tile:      # a run with predecessors is laid out in 64-tiles: "vec"'s
+        cfg = fast_config(dt, dev["smem_optin"], "vec")
     b, clamp = cfg["b"], ctx.clamp
     s1, s2 = fast_smem(dt.itemsize, b)
     s3 = cfg["smem3"]
@@ -882,14 +889,14 @@ def _predecessor_methods(ctx):
         order = ["keyed", "witness"]
     kp = keyed.plan_keys(plan, ctx.n) if "keyed" in order and _variant_fits(np.int32, WIDE) == WIDE else None
     wp = None
-    if "witness" in order and _variant_fits(ctx.dtype, WIDE) == WIDE:
+    if "witness" in order and witness.shape(ctx.dtype, ctx.n).smem <= _device()["smem_optin"]:
         keys_next = kp is not None and "keyed" in order[order.index("witness"):]
         wp = witness.plan_witness(plan, ctx.n, keys_next)
     methods = {}
     if kp is not None:
         methods["keyed"] = functools.partial(keyed.run, ctx, kp)
     if wp is not None:
-        methods["witness"] = functools.partial(witness.run, ctx, wp)
+        methods["witness"] = functools.partial(witness.run, ctx, wp, _fast_distances)
     return [(name, methods[name]) for name in order if name in methods]
 
 

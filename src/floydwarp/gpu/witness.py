@@ -3,7 +3,7 @@
 With every weight positive, the predecessor of ``j`` on a shortest path from ``i`` is
 any in-neighbour ``k`` of ``j`` with ``d[i,k] + w[k,j] == d[i,j]`` -- a *witness* -- and
 the last edge ``k -> j`` of a shortest path is itself one: ``w[k,j] == d[k,j]`` (a
-*tight* edge).  So the distances run at the full rate of the dtype (``wide`` without
+*tight* edge).  So the distances run at the full rate of the dtype (``fast`` without
 predecessors), and then one pass looks for each pair's witness among the tight edges
 into ``j`` only (its *candidates*, ``fw_witness`` in kernels/witness.cu): ``n`` times
 the number of tight edges instead of ``n**3`` -- on random graphs a few percent of the
@@ -30,7 +30,7 @@ import numpy as np
 from .. import numeric
 from ..arrays import array_module
 from ..predecessors import NO_PREDECESSOR
-from . import modules, wide
+from . import modules
 
 #: int16 with n <= KEYED_MAX_N runs on keys (fw_witness_keyed): k fits the low 16 bits
 KEYED_MAX_N = 1 << 16
@@ -46,6 +46,8 @@ _PAD_KEY = 1 << 30
 #: relaxation (bench/NOTES.md), and past this share the keyed run is cheaper
 MAX_TIGHT_KEYED = 0.25
 
+#: dtypes the kernels take (``witness.cu``)
+WITNESS_DTYPES = ("int16", "int32", "float32", "float64")
 #: dtypes whose keys run below their own rate (int16: int32 keys, half the packed
 #: 16-bit rate), where the witness pass goes first
 KEYS_SLOWER = ("int16",)
@@ -67,9 +69,9 @@ def plan_witness(plan, n: int, keys_possible: bool) -> WitnessPlan | None:
     or weights not known.  Zero-weight edges could close a loop of witnesses: ``run``
     declines them."""
     stats = plan.stats
-    if stats is None or n == 0 or stats.min_weight < 0:
-        return None
     dt = np.dtype(plan.dtype)
+    if stats is None or n == 0 or stats.min_weight < 0 or dt.name not in WITNESS_DTYPES:
+        return None
     slack = 0.0 if numeric.exact(dt, stats) else float(n * np.finfo(dt).eps)
     return WitnessPlan(slack, MAX_TIGHT_KEYED if keys_possible else 1.0, stats.min_weight == 0)
 
@@ -239,8 +241,8 @@ def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
     return int(misses.get()[0])
 
 
-def run(ctx, wp: WitnessPlan) -> bool:
-    """Distances (``wide``) and then predecessors of ``ctx``.  False, with ``ctx.d`` as it
+def run(ctx, wp: WitnessPlan, distances) -> bool:
+    """Distances (``distances(ctx)``: ``fast`` without predecessors) and then predecessors of ``ctx``.  False, with ``ctx.d`` as it
     was, when an edge weighs 0, the start matrix cannot be kept in GPU memory, too many
     edges are tight, or (float runs) a pair found no witness: the caller then tries
     another method."""
@@ -253,7 +255,7 @@ def run(ctx, wp: WitnessPlan) -> bool:
         start = d.copy()
     except cp.cuda.memory.OutOfMemoryError:
         return False
-    wide.run(ctx)
+    distances(ctx)
     with ctx.phase("witness"):
         try:
             ok = (count(d, start, wp.slack) <= min(wp.max_tight * n * n, _MAX_ENTRIES)
