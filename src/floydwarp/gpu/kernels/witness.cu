@@ -91,7 +91,8 @@ __device__ __forceinline__ void witness_walk(const int* __restrict__ seg_w, cons
                                              E* window, int& base, Visit visit) {
     constexpr int PER = 16 / sizeof(E);                  // candidates per 16 bytes
     const int lane = threadIdx.x & 31;
-    const int mine = __ldg(seg_w + lane), end = __ldg(seg_w + COLS);
+    // lanes 0..COLS hold the offsets (no further: the last warp's are the array's last)
+    const int mine = lane <= COLS ? __ldg(seg_w + lane) : 0, end = __ldg(seg_w + COLS);
 #pragma unroll
     for (int c = 0; c < COLS; ++c) {
         const int lo = __shfl_sync(0xffffffffu, mine, c);
