@@ -68,9 +68,9 @@ def test_float_slack_is_the_error_bound_of_an_n_term_sum():
 
 def test_shapes_and_shared_memory():
     sh = witness.shape("int16", 16384)
-    assert (sh.chunk, sh.columns, sh.keyed, sh.group) == (512, 32, True, 256)
-    # int32 keys with an odd pitch in words, then 8 windows of 128 int2 candidates
-    assert sh.smem == 32 * 513 * 4 + 8 * 128 * 8
+    assert (sh.chunk, sh.columns, sh.keyed, sh.group) == (1024, 32, True, 256)
+    # int16 rows with an odd pitch in words, then 8 windows of 128 int2 candidates
+    assert sh.smem == 32 * 1026 * 2 + 8 * 128 * 8
     sh = witness.shape("int16", 70000)                       # k no longer fits 16 bits
     assert not sh.keyed and sh.smem == 32 * 1026 * 2 + 8 * 128 * 8
     sh = witness.shape("float32", 100)

@@ -99,10 +99,10 @@ class Shape:
 
     @property
     def smem(self) -> int:
-        """Dynamic shared memory: the 32 row slices (int32 words for keys; pitch odd in
-        words: a bank per lane; or the 32 x group predecessors written back), then each
-        warp's window of ``WINDOW`` candidates."""
-        size = 4 if self.keyed else self.itemsize
+        """Dynamic shared memory: the 32 row slices (pitch odd in words: a bank per lane;
+        or the 32 x group predecessors written back), then each warp's window of
+        ``WINDOW`` candidates."""
+        size = self.itemsize
         cols = max(self.chunk, self.group)
         rows = max(32 * (cols + (2 if size == 2 else 1)) * size, 32 * (self.group + 1) * 4)
         return -(-rows // 16) * 16 + WARPS * WINDOW * self.entry_bytes
@@ -111,7 +111,7 @@ class Shape:
 def shape(dtype, n: int) -> Shape:
     isz = np.dtype(dtype).itemsize
     if isz == 2 and n <= KEYED_MAX_N:
-        return Shape(512, 32, True, isz)
+        return Shape(1024, 32, True, isz)
     # float64: fewer columns a warp, or its best sums spill at three blocks an SM
     return Shape({2: 1024, 4: 512, 8: 224}[isz], 8 if isz == 8 else 16, False, isz)
 
@@ -228,7 +228,7 @@ def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
     if sh.keyed:
         # int2 {(w << 16) | k: sum and vertex in one word, byte offset of k in a row slice of int32}
         entries = cp.stack([cp.where(pad, _PAD_KEY, (cand.w.astype(cp.int32) << 16) | cand.k),
-                            cp.where(pad, 0, cand.k % sh.chunk * 4)], axis=1)
+                            cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)], axis=1)
         args = head + (entries,) + tail + (np.int32(NO_PREDECESSOR), misses)
     else:
         # WitnessEntry<T> {int byte offset; T w} (8 bytes, 16 for 8-byte types: w at byte 8)

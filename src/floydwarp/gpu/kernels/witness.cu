@@ -16,8 +16,8 @@
 // the group's candidates stay in L2.  Each (i, j) keeps the candidate of least
 // d[i][k] + w, the smallest k among equals.
 //
-// int16 (n <= 65536) runs on keys, as keyed.cu does: the row slices hold d << 16 and a
-// candidate is the word (w << 16) | k, so one add-min (VIADDMNMX) per candidate and row
+// int16 (n <= 65536) runs on keys, as keyed.cu does: a row value d is read as d << 16 and
+// a candidate is the word (w << 16) | k, so one add-min (VIADDMNMX) per candidate and row
 // orders by sum first and k second; sums stay below 2 INF < 2^15.  Other dtypes compare
 // and select.  Padding candidates: the key 2^30 (above any real sum), or the weight INF
 // at offset 0 (never accepted: its sum is not below INF).
@@ -230,42 +230,43 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
 }
 
 // int16 on keys (n <= 65536): candidates are int2 {(w << 16) | k, byte offset of k};
-// the row slices hold d << 16 as int32.  Exact: the accepted sum is d[i][j] itself.
+// the row slices hold d as int16 (a chunk of 1024 in the compare kernel's 64 KiB), shifted
+// into keys as read.  Exact: the accepted sum is d[i][j] itself.
 template <int KC, int COLS>
 __global__ void __launch_bounds__(32 * WITNESS_WARPS, 3)
 fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const int* __restrict__ seg,
                  const int2* __restrict__ cand, int total, int* __restrict__ pred, i64 pp, short dinf, int none,
                  unsigned long long* __restrict__ misses) {
     constexpr int G = WITNESS_WARPS * COLS;
-    constexpr int P = witness_pitch<int>(KC > G ? KC : G);
+    constexpr int P = witness_pitch<short>(KC > G ? KC : G);
     extern __shared__ __align__(16) unsigned char witness_smem[];
-    int* tile = reinterpret_cast<int*>(witness_smem);
+    short* tile = reinterpret_cast<short*>(witness_smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int i0 = blockIdx.x * 32, j0 = blockIdx.y * G;
-    int2* window = reinterpret_cast<int2*>(witness_smem + witness_rows_bytes<int>(KC > G ? KC : G)) +
+    int2* window = reinterpret_cast<int2*>(witness_smem + witness_rows_bytes<short>(KC > G ? KC : G)) +
                    warp * WITNESS_WINDOW;
-    auto shifted = [](short x) { return (int)x << 16; };
+    auto same = [](short x) { return x; };
 
     int best[COLS];
 #pragma unroll
     for (int c = 0; c < COLS; ++c) best[c] = witness_most<int>();
-    const unsigned char* row = witness_smem + lane * P * sizeof(int);
-    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, shifted, seg, chunks, cand, total, window,
+    const unsigned char* row = witness_smem + lane * P * sizeof(short);
+    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, same, seg, chunks, cand, total, window,
                              [&](int, int c, const int2* e) {
         int dk[WITNESS_UNROLL];
 #pragma unroll
-        for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = *reinterpret_cast<const int*>(row + e[u].y);
+        for (int u = 0; u < WITNESS_UNROLL; ++u) dk[u] = (int)*reinterpret_cast<const short*>(row + e[u].y) << 16;
 #pragma unroll
         for (int u = 0; u < WITNESS_UNROLL; ++u) best[c] = fw_addmin(dk[u], e[u].x, best[c]);
     });
     // the targets d[i][j], staged like the rows
     __syncthreads();
-    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, shifted);
+    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, same);
     __syncthreads();
     int who[COLS], target[COLS];
 #pragma unroll
     for (int c = 0; c < COLS; ++c) {
-        target[c] = tile[lane * P + warp * COLS + c] >> 16;
+        target[c] = tile[lane * P + warp * COLS + c];
         who[c] = best[c] & 0xffff;
     }
     witness_store<COLS>(reinterpret_cast<int*>(witness_smem), who, [&](int c) {
