@@ -116,18 +116,14 @@ def _group(dtype):
     return tuple(modules.name_expression(k, dtype) for k in ("fw_key_pack", "fw_key_unpack")) + ("fw_key_close64",)
 
 
-def _pitch(a) -> np.int64:
-    return np.int64(a.strides[0] // a.itemsize)
-
-
 def pack(d, keys, kp: KeyPlan) -> None:
     """``keys`` (N x N int32) from the start matrix ``d`` (N x N, INF for no edge):
     predecessor ``i`` on every edge ``i -> j``, none on the diagonal and for no edge."""
     dt = d.dtype
     n = keys.shape[0]
     if n:
-        _elementwise("fw_key_pack", dt, n, (d, _pitch(d), keys, _pitch(keys), np.int32(n), np.int32(kp.bits),
-                                            dt.type(numeric.inf_of(dt)), np.int32(kp.inf)))
+        _elementwise("fw_key_pack", dt, n, (*panel.pitched(d), *panel.pitched(keys), np.int32(n),
+                                            np.int32(kp.bits), dt.type(numeric.inf_of(dt)), np.int32(kp.inf)))
 
 
 def in_range(keys, kp: KeyPlan, max_weight) -> bool:
@@ -148,14 +144,14 @@ def unpack(keys, kp: KeyPlan, d, pred) -> None:
     dt = d.dtype
     n = keys.shape[0]
     if n:
-        _elementwise("fw_key_unpack", dt, n, (keys, _pitch(keys), d, _pitch(d), pred, _pitch(pred), np.int32(n),
-                                              np.int32(kp.bits), np.int32(kp.unreachable),
+        _elementwise("fw_key_unpack", dt, n, (*panel.pitched(keys), *panel.pitched(d), *panel.pitched(pred),
+                                              np.int32(n), np.int32(kp.bits), np.int32(kp.unreachable),
                                               dt.type(numeric.inf_of(dt)), np.int32(NO_PREDECESSOR)))
 
 
 def _close64(tile, kp: KeyPlan, clamp: bool):
     kern = modules.kernel("keyed.cu", "fw_key_close64", _group(np.dtype(np.int32)))
-    kern((1,), (32, 32), (tile, _pitch(tile), np.int32(kp.keep), kp.ninf, np.int32(clamp)))
+    kern((1,), (32, 32), (*panel.pitched(tile), np.int32(kp.keep), kp.ninf, np.int32(clamp)))
 
 
 def _close(pivot, kp: KeyPlan, arith: panel.Arith):

@@ -115,10 +115,16 @@ def _minplus_kernel(dtype, clamp: bool, nonneg: bool, device_id: int):
     return kern, _occupancy(kern, threads, smem)
 
 
-def _pitch(a) -> int:
+def pitch(a) -> int:
+    """Elements from one row of the 2-D device view ``a`` to the next (rows contiguous)."""
     if a.ndim != 2 or a.strides[1] != a.itemsize:
-        raise FloydwarpError("panel operands must be 2-D arrays with contiguous rows")
+        raise FloydwarpError("kernel operands must be 2-D arrays with contiguous rows")
     return a.strides[0] // a.itemsize
+
+
+def pitched(a) -> tuple:
+    """``(a, its pitch)``: how the kernels take a 2-D device view."""
+    return a, np.int64(pitch(a))
 
 
 def _check_multiple(what, x):
@@ -140,7 +146,7 @@ def to_words(a, out=None, stream=None, keep=-1):
         kern = _words_kernel(dt)
         with _on(stream):
             kern(((cols + 31) // 32, (rows + 31) // 32), (32, 8),
-                 (a, np.int64(_pitch(a)), out, np.int64(_pitch(out)), np.int32(rows), np.int32(cols),
+                 (*pitched(a), *pitched(out), np.int32(rows), np.int32(cols),
                   np.int32(keep)))
     return out
 
@@ -185,7 +191,7 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     grid = max(1, min(grid, mt * nt))
     with _on(stream):
         kern((grid,), (threads,),
-             (c, np.int64(_pitch(c)), at, np.int64(_pitch(at)), b, np.int64(_pitch(b)),
+             (*pitched(c), *pitched(at), *pitched(b),
               np.int32(mt), np.int32(nt), np.int32(k // UNIT),
               np.int32(skip_rows[0]), np.int32(skip_rows[1]), np.int32(skip_cols[0]), np.int32(skip_cols[1]),
               dt.type(arith.ninf)), shared_mem=smem)
@@ -206,7 +212,7 @@ def close_block(block, plan, stream=None):
     _check_multiple("block side", w)
     if w == 0:
         return block
-    lay = dataclasses.replace(Layout.make(w, block.itemsize, UNIT), pitch=_pitch(block))
+    lay = dataclasses.replace(Layout.make(w, block.itemsize, UNIT), pitch=pitch(block))
     # the 64-tile kernels ("pipe"; "vec" where the dtype has no "pipe"), whatever the caller's variant
     sub = dataclasses.replace(plan, progress=None, predecessors=False, options={"fast_variant": "pipe"})
     with _on(stream):

@@ -30,7 +30,7 @@ import numpy as np
 from .. import numeric
 from ..arrays import array_module
 from ..predecessors import NO_PREDECESSOR
-from . import modules
+from . import modules, panel
 
 #: int16 with n <= KEYED_MAX_N runs on keys (fw_witness_keyed): k fits the low 16 bits
 KEYED_MAX_N = 1 << 16
@@ -102,9 +102,9 @@ class Shape:
         """Dynamic shared memory: the 32 row slices (pitch odd in words: a bank per lane;
         or the 32 x group predecessors written back), then each warp's window of
         ``WINDOW`` candidates."""
-        size = self.itemsize
+        isz = self.itemsize
         cols = max(self.chunk, self.group)
-        rows = max(32 * (cols + (2 if size == 2 else 1)) * size, 32 * (self.group + 1) * 4)
+        rows = max(32 * (cols + (2 if isz == 2 else 1)) * isz, 32 * (self.group + 1) * 4)
         return -(-rows // 16) * 16 + WARPS * WINDOW * self.entry_bytes
 
 
@@ -144,25 +144,24 @@ _BAND = 2048
 _MAX_ENTRIES = 2**30
 
 
+def _off_diagonal(band_mask, n: int, xp) -> int:
+    """True entries off the diagonal of an n x n mask given band by band:
+    ``band_mask(lo)`` is rows ``lo .. lo + _BAND``."""
+    total = 0
+    for lo in range(0, n, _BAND):
+        m = band_mask(lo)
+        total += int(xp.count_nonzero(m)) - int(xp.count_nonzero(xp.diagonal(m, offset=lo)))
+    return total
+
+
 def zero_edges(w) -> int:
     """Zero weights of the start matrix ``w`` off its diagonal."""
-    xp = array_module(w)
-    total = 0
-    for lo in range(0, w.shape[0], _BAND):
-        zero = w[lo:lo + _BAND] == 0
-        total += int(xp.count_nonzero(zero)) - int(xp.count_nonzero(xp.diagonal(zero, offset=lo)))
-    return total
+    return _off_diagonal(lambda lo: w[lo:lo + _BAND] == 0, w.shape[0], array_module(w))
 
 
 def count(d, w, slack: float) -> int:
     """How many candidate edges there are (off the diagonal)."""
-    xp = array_module(d)
-    n = d.shape[0]
-    total = 0
-    for lo in range(0, n, _BAND):
-        m = tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack)
-        total += int(xp.count_nonzero(m)) - int(xp.count_nonzero(xp.diagonal(m, offset=lo)))
-    return total
+    return _off_diagonal(lambda lo: tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack), d.shape[0], array_module(d))
 
 
 def candidates(d, w, slack: float) -> Candidates:
@@ -207,10 +206,6 @@ def _kernel(sh: Shape, dtype):
     return modules.kernel("witness.cu", expr, dynamic_smem=sh.smem)
 
 
-def _pitch(a) -> np.int64:
-    return np.int64(a.strides[0] // a.itemsize)
-
-
 def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
     """Predecessors of the n x n device distances ``d`` (start matrix ``w``) into
     ``pred`` (views, any row pitch); returns how many reachable pairs found no witness."""
@@ -222,19 +217,19 @@ def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
     sh, dt = cand.shape, d.dtype
     misses = cp.zeros(1, cp.uint64)
     grid = (-(-n // 32), -(-n // sh.group))       # the rows fastest: one group's candidates stay in L2
-    head = (d, _pitch(d), np.int32(n), np.int32(cand.chunks), cand.seg)
-    tail = (np.int32(cand.k.size), pred, _pitch(pred), dt.type(numeric.inf_of(dt)))
+    head = (*panel.pitched(d), np.int32(n), np.int32(cand.chunks), cand.seg)
+    tail = (np.int32(cand.k.size), *panel.pitched(pred), dt.type(numeric.inf_of(dt)))
     pad = cand.k < 0
+    offset = cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)      # of k in a row slice, in bytes
     if sh.keyed:
-        # int2 {(w << 16) | k: sum and vertex in one word, byte offset of k in a row slice of int32}
-        entries = cp.stack([cp.where(pad, _PAD_KEY, (cand.w.astype(cp.int32) << 16) | cand.k),
-                            cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)], axis=1)
+        # int2 {(w << 16) | k: sum and vertex in one word, offset}
+        entries = cp.stack([cp.where(pad, _PAD_KEY, (cand.w.astype(cp.int32) << 16) | cand.k), offset], axis=1)
         args = head + (entries,) + tail + (np.int32(NO_PREDECESSOR), misses)
     else:
-        # WitnessEntry<T> {int byte offset; T w} (8 bytes, 16 for 8-byte types: w at byte 8)
+        # WitnessEntry<T> {int offset; T w} (8 bytes, 16 for 8-byte types: w at byte 8)
         wide8 = dt.itemsize == 8
         entries = cp.zeros((cand.k.size, 4 if wide8 else 2), cp.int32)
-        entries[:, 0] = cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)
+        entries[:, 0] = offset
         entries.view(dt)[:, (8 if wide8 else 4) // dt.itemsize] = cand.w
         args = head + (entries,) + tail + (np.float64(slack), np.int32(NO_PREDECESSOR), misses)
     _kernel(sh, dt)(grid, (32 * WARPS,), args, shared_mem=sh.smem)
@@ -242,10 +237,10 @@ def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
 
 
 def run(ctx, wp: WitnessPlan, distances) -> bool:
-    """Distances (``distances(ctx)``: ``fast`` without predecessors) and then predecessors of ``ctx``.  False, with ``ctx.d`` as it
-    was, when an edge weighs 0, the start matrix cannot be kept in GPU memory, too many
-    edges are tight, or (float runs) a pair found no witness: the caller then tries
-    another method."""
+    """Distances (``distances(ctx)``: ``fast`` without predecessors), then predecessors of
+    ``ctx``.  False, with ``ctx.d`` as it was, when an edge weighs 0, the start matrix
+    cannot be kept in GPU memory, too many edges are tight, or (float runs) a pair found
+    no witness: the caller then tries another method."""
     cp = ctx.cp
     n = ctx.n
     d = ctx.d[:n, :n]

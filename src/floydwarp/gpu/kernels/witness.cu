@@ -51,32 +51,32 @@ template <typename T> struct alignas(sizeof(T) > 4 ? 16 : 8) WitnessEntry {
     T w;
 };
 
-// Row pitch in elements of type S so that 32 lanes reading element x of their own rows
+// Row pitch in elements of type T so that 32 lanes reading element x of their own rows
 // hit 32 banks.
-template <typename S> __host__ __device__ constexpr int witness_pitch(int cols) {
-    return cols + (sizeof(S) == 2 ? 2 : 1);
+template <typename T> __host__ __device__ constexpr int witness_pitch(int cols) {
+    return cols + (sizeof(T) == 2 ? 2 : 1);
 }
 
-// rows[r][x] = conv(d[i0 + r][k0 + x]) for 32 rows and `cols` columns (fill outside
-// n x n), 16 bytes a load where the rows are aligned for it.
-template <typename T, typename S, typename Conv>
-__device__ __forceinline__ void witness_rows(S* rows, int pitch, const T* d, i64 p, int n, int i0, int k0,
-                                             int cols, T fill, Conv conv) {
+// rows[r][x] = d[i0 + r][k0 + x] for 32 rows and `cols` columns (fill outside n x n),
+// 16 bytes a load where the rows are aligned for it.
+template <typename T>
+__device__ __forceinline__ void witness_rows(T* rows, int pitch, const T* d, i64 p, int n, int i0, int k0, int cols,
+                                             T fill) {
     constexpr int V = 16 / sizeof(T);
     const bool aligned = ((reinterpret_cast<size_t>(d) | (size_t)(p * (i64)sizeof(T))) & 15) == 0;
     const int per_row = cols / V;
     for (int e = threadIdx.x; e < 32 * per_row; e += blockDim.x) {
         const int r = e / per_row, x = (e % per_row) * V;
         const T* src = d + (i64)(i0 + r) * p + k0 + x;
-        S* dst = rows + r * pitch + x;
+        T* dst = rows + r * pitch + x;
         if (aligned && i0 + r < n && k0 + x + V <= n) {
             const int4 q = __ldg(reinterpret_cast<const int4*>(src));
             const T* v = reinterpret_cast<const T*>(&q);
 #pragma unroll
-            for (int u = 0; u < V; ++u) dst[u] = conv(v[u]);
+            for (int u = 0; u < V; ++u) dst[u] = v[u];
         } else {
 #pragma unroll
-            for (int u = 0; u < V; ++u) dst[u] = conv((i0 + r < n && k0 + x + u < n) ? src[u] : fill);
+            for (int u = 0; u < V; ++u) dst[u] = (i0 + r < n && k0 + x + u < n) ? src[u] : fill;
         }
     }
 }
@@ -122,19 +122,19 @@ __device__ __forceinline__ void witness_walk(const int* __restrict__ seg_w, cons
     }
 }
 
-// Every chunk of the block's rows: the 32 row slices into `tile` (pitch P, conv'd), then
-// the warp's candidates of the chunk, visit(k0, c, e) as in witness_walk.
-template <int KC, int COLS, typename T, typename S, typename E, typename Conv, typename Visit>
-__device__ __forceinline__ void witness_chunks(S* tile, int pitch, const T* d, i64 p, int n, int i0, T dinf,
-                                               Conv conv, const int* __restrict__ seg, int chunks,
-                                               const E* __restrict__ cand, int total, E* window, Visit visit) {
+// Every chunk of the block's rows: the 32 row slices into `tile` (pitch P), then the
+// warp's candidates of the chunk, visit(k0, c, e) as in witness_walk.
+template <int KC, int COLS, typename T, typename E, typename Visit>
+__device__ __forceinline__ void witness_chunks(T* tile, int pitch, const T* d, i64 p, int n, int i0, T dinf,
+                                               const int* __restrict__ seg, int chunks, const E* __restrict__ cand,
+                                               int total, E* window, Visit visit) {
     constexpr int G = WITNESS_WARPS * COLS;
     const int warp = threadIdx.x >> 5;
     int base = -WITNESS_WINDOW;
     for (int ch = 0; ch < chunks; ++ch) {
         const int k0 = ch * KC;
         __syncthreads();
-        witness_rows(tile, pitch, d, p, n, i0, k0, KC, dinf, conv);
+        witness_rows(tile, pitch, d, p, n, i0, k0, KC, dinf);
         __syncthreads();
         witness_walk<COLS>(seg + ((i64)blockIdx.y * chunks + ch) * G + warp * COLS, cand, total, window, base,
                            [&](int c, const E* e) { visit(k0, c, e); });
@@ -172,8 +172,8 @@ __device__ __forceinline__ void witness_store(int* out, int* who, Ok ok, int* pr
 }
 
 // Bytes of the row slices before the windows (16-byte aligned).
-template <typename S> __device__ __forceinline__ constexpr int witness_rows_bytes(int cols) {
-    return (32 * witness_pitch<S>(cols) * (int)sizeof(S) + 15) / 16 * 16;
+template <typename T> __device__ __forceinline__ constexpr int witness_rows_bytes(int cols) {
+    return (32 * witness_pitch<T>(cols) * (int)sizeof(T) + 15) / 16 * 16;
 }
 
 // Compare and select: any dtype.  grid: (row blocks of 32, column groups); block: 256
@@ -193,9 +193,8 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int i0 = blockIdx.x * 32, j0 = blockIdx.y * G;
     E* window = reinterpret_cast<E*>(witness_smem + witness_rows_bytes<T>(KC > G ? KC : G)) + warp * WITNESS_WINDOW;
-    auto same = [](T x) { return x; };
 
-    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, same);      // the targets d[i][j]
+    witness_rows(tile, P, d, p, n, i0, j0, G, dinf);      // the targets d[i][j]
     __syncthreads();
     A target[COLS], best[COLS];
     int who[COLS];
@@ -206,7 +205,7 @@ fw_witness(const T* __restrict__ d, i64 p, int n, int chunks, const int* __restr
         who[c] = none;
     }
     const unsigned char* row = witness_smem + lane * P * sizeof(T);
-    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, same, seg, chunks, cand, total, window,
+    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, seg, chunks, cand, total, window,
                              [&](int k0, int c, const E* e) {
         A dk[WITNESS_UNROLL];
 #pragma unroll
@@ -245,13 +244,12 @@ fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const in
     const int i0 = blockIdx.x * 32, j0 = blockIdx.y * G;
     int2* window = reinterpret_cast<int2*>(witness_smem + witness_rows_bytes<short>(KC > G ? KC : G)) +
                    warp * WITNESS_WINDOW;
-    auto same = [](short x) { return x; };
 
     int best[COLS];
 #pragma unroll
     for (int c = 0; c < COLS; ++c) best[c] = witness_most<int>();
     const unsigned char* row = witness_smem + lane * P * sizeof(short);
-    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, same, seg, chunks, cand, total, window,
+    witness_chunks<KC, COLS>(tile, P, d, p, n, i0, dinf, seg, chunks, cand, total, window,
                              [&](int, int c, const int2* e) {
         int dk[WITNESS_UNROLL];
 #pragma unroll
@@ -261,7 +259,7 @@ fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const in
     });
     // the targets d[i][j], staged like the rows
     __syncthreads();
-    witness_rows(tile, P, d, p, n, i0, j0, G, dinf, same);
+    witness_rows(tile, P, d, p, n, i0, j0, G, dinf);
     __syncthreads();
     int who[COLS], target[COLS];
 #pragma unroll
