@@ -60,8 +60,7 @@ class Graph:
         self.n = check_vertex_count(int(n))
         self._edges = edges          # (src, dst, weight) with duplicates and self-loops removed
         self._dense = dense          # (matrix, missing mask)
-        # a range (DIMACS ids) stays one: a file's vertex count costs no memory until a result exists
-        self.labels = None if labels is None else labels if isinstance(labels, range) else list(labels)
+        self.labels = None if labels is None else list(labels)
         if self.labels is not None and len(self.labels) != self.n:
             raise FloydwarpError(f"{len(self.labels)} labels given for {self.n} vertices")
         self._stats = None

@@ -140,7 +140,8 @@ def _detect_separator(line: bytes):
 
 
 def _looks_like_header(tokens) -> bool:
-    if len(tokens) == 3 and not _text.is_number(tokens[2]):
+    # a non-numeric weight beside two integer ids is a bad edge (a stray byte), not a header
+    if len(tokens) == 3 and not _text.is_number(tokens[2]) and not all(_text.is_integer(t) for t in tokens[:2]):
         return True
     words = [t.decode("utf-8", "replace").strip().strip('"').lower() for t in tokens]
     return len(words) in (2, 3) and all(w in _HEADER_WORDS for w in words)
@@ -218,8 +219,8 @@ def _read_labelled(path, data, ncols, undirected, force_int):
     ids = rank[inverse.ravel()]
     try:
         label_list = [s.decode("utf-8") for s in uniq[order].tolist()]
-    except UnicodeDecodeError as exc:
-        raise FloydwarpError(f"{path}: vertex names are not valid UTF-8 ({exc})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path, data) from None
     if force_int and all(re.fullmatch(r"[+-]?\d+", s) for s in label_list):
         label_list = [int(s) for s in label_list]
         if len(set(label_list)) != len(label_list):     # "01" and "1"
@@ -240,12 +241,22 @@ def _read_labelled(path, data, ncols, undirected, force_int):
     return _graph(ids[0::2], ids[1::2], weight, len(label_list), label_list, undirected)
 
 
+def _not_utf8(path, data) -> FloydwarpError:
+    """The error for the first byte of ``data`` that is not UTF-8, with its line."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FloydwarpError(f"{path}: line {_text.line_of(data, exc.start)}: byte {data[exc.start]:#04x} "
+                              "is not UTF-8 text (vertex names and fields must be UTF-8)")
+    return FloydwarpError(f"{path}: not UTF-8 text")
+
+
 def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
     """Quoted CSV: parse with the csv module (line-by-line Python)."""
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FloydwarpError(f"{path}: not valid UTF-8 text ({exc})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path, data) from None
     rows, lines = [], []
     reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
     try:
