@@ -15,9 +15,9 @@ therefore holds the answer exactly when ``pos_bound + neg_bound < INF``; the
 unreachable threshold is then ``INF - neg_bound``.
 
 Every kernel also adds an edge weight to an INF entry, so every ``|weight|`` must
-lie strictly below INF whatever the bound says (one edge on two vertices has a
-span of one weight; a lone self-loop has a span of 0): a weight at or above INF
-would overflow that sum, or mean "unreachable".
+lie strictly below INF whatever else holds: the check after the run (below)
+assumes it, and a lone negative self-loop has a span of 0.  A weight at or above
+INF would overflow that sum, or read as "unreachable".
 
 With no negative weights there is also an exact check after the run: capped
 arithmetic computes ``min(true distance, INF)``, and a reachable pair can only
