@@ -255,3 +255,39 @@ def test_max_gpu_memory_sizes():
     assert parse_bytes("512MiB", "x") == parse_bytes("512M", "x") == 512 * 2 ** 20
     result = run("solve", "--generate", "10", "--max-gpu-memory", "lots")
     assert result.exit_code == 2 and "4GB" in result.output
+
+
+# ------------------------------------------------------------------ issue 25
+@needs_io
+def test_impossible_dimacs_size_is_bad_input(tmp_path):
+    path = tmp_path / "huge.gr"
+    path.write_bytes(b"p sp 1000000000000 1\na 1 2 3\n")
+    assert_user_error(run("solve", path), str(path), "line 1", "p sp 1000000000000 1", "at most 2147483647")
+
+
+@needs_io
+def test_non_utf8_mtx_banner_is_one_line(tmp_path):
+    path = tmp_path / "bad.mtx"
+    path.write_bytes(b"%%MatrixMarket matrix coordinate inte\xd6er general\n2 2 1\n1 2 3\n")
+    assert_user_error(run("solve", path), str(path), "line 1", "field 'inte\\xd6er' is not supported")
+
+
+@needs_io
+def test_weight_at_int16_inf_refused(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("0,1,20000\n")
+    assert_user_error(run("solve", path, "--dtype", "int16"), "cannot hold edge weight 20000", "use int32")
+
+
+@needs_io
+@pytest.mark.parametrize("weight", ["1e26", str(2 ** 70)])
+def test_integer_weights_float64_rounds_are_a_warning(tmp_path, weight):
+    path = tmp_path / "big.csv"
+    path.write_text(f"source,target,weight\n0,1,{weight}\n1,2,5\n")
+    result = run("solve", path)
+    assert result.exit_code == 0, result.output
+    assert fields(result.stdout)["dtype"] == "float64"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: integer edge weights") and "may round" in lines[0]
+    quiet = run("solve", path, "--dtype", "float64")
+    assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -278,6 +278,75 @@ def test_mtx_refuses_bad_files(tmp_path, text, fragments):
         assert fragment in msg, msg
 
 
+# ---------------------------------------------------------------------- issue 25: sizes and stray bytes
+def _npy_header(shape):
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<i2", "fortran_order": False, "shape": shape})
+    return buf.getvalue() + bytes(64)
+
+
+@pytest.mark.parametrize("name, data, fragments", [
+    ("huge.gr", b"c big\np sp 1000000000000 1\na 1 2 3\n", ["line 2", "p sp 1000000000000 1", "at most 2147483647"]),
+    ("huge.mtx", b"%%MatrixMarket matrix coordinate integer general\n1000000000000 1000000000000 1\n1 2 3\n",
+     ["line 2", "1000000000000 x 1000000000000", "at most 2147483647"]),
+    ("huge.txt", b"# floydwarp edgelist n=1000000000000 m=1\n0 1 3\n", ["line 1", "n=1000000000000", "at most"]),
+    ("id.csv", b"0,1,3\n5,1000000000000,2\n", ["line 2", "vertex id 1000000000000", "at most"]),
+    ("id64.csv", b"0,1,3\n5,100000000000000000000000,2\n", ["line 2", "vertex id 100000000000000000000000"]),
+    ("quoted.csv", b'"0","1",3\n5,100000000000000000000000,2\n', ["line 2", "vertex id 100000000000000000000000"]),
+    ("id64.mtx", b"%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 100000000000000000000000 3\n",
+     ["line 3", "out of range", "at most 2147483647"]),
+    ("huge.npy", _npy_header((10 ** 12, 10 ** 12)), ["not a readable .npy matrix"]),
+    ("big.npy", _npy_header((3 * 10 ** 9, 3 * 10 ** 9)), ["not a readable .npy matrix"]),
+])
+def test_impossible_sizes_refused_before_allocating(tmp_path, name, data, fragments):
+    """A size no all-pairs result can have is bad input, named with its line, refused before any
+    memory is taken (it was a MemoryError: "out of memory", exit 1)."""
+    import tracemalloc
+
+    path = write_bytes(tmp_path / name, data)
+    tracemalloc.start()
+    try:
+        msg = error_of(fio.read_graph, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak
+    assert msg.startswith(str(path)) and "\n" not in msg
+    for fragment in fragments:
+        assert fragment in msg, msg
+
+
+def test_graph_refuses_more_vertices_than_a_result_can_hold():
+    assert "at most 2147483647" in error_of(fw.Graph.from_edges, [0], [1], [1], n=10 ** 12)
+    assert "1000000000001 vertices" in error_of(fw.Graph.from_edges, [0], [10 ** 12], [1])
+    assert "at most" in error_of(fw.generate.erdos_renyi, 10 ** 12, 0)
+
+
+@pytest.mark.parametrize("name, data, fragments", [
+    ("field.mtx", b"%%MatrixMarket matrix coordinate inte\xd6er general\n2 2 1\n1 2 3\n",
+     ["line 1", "field 'inte\\xd6er' is not supported"]),
+    ("layout.mtx", b"%%MatrixMarket matrix co\xffrdinate integer general\n2 2 1\n1 2 3\n", ["line 1", "co\\xffrdinate"]),
+    ("banner.mtx", b"%%Matrix\xd6Market matrix coordinate integer general\n", ["line 1", "banner"]),
+    ("p.gr", b"p s\xd6 2 1\na 1 2 3\n", ["line 1", "malformed problem line"]),
+    ("n.gr", b"p sp 2\xd6 1\na 1 2 3\n", ["line 1", "must be integers"]),
+    ("w.gr", b"p sp 2 1\na 1 2 3\xd6\n", ["line 2", "not a number"]),
+    ("w.csv", b"0,1,3\n1,2,3\xd6\n", ["line 2", "byte 0xd6 is not UTF-8"]),
+    ("w.txt", b"0 1 5\n1 2 \xd66\n", ["line 2", "not a number"]),
+    ("names.csv", b"a,b,3\nb,c\xd6,3\n", ["line 2", "byte 0xd6 is not UTF-8"]),
+    ("quoted.csv", b'"a","b",3\n\n"b","c\xd6",3\n', ["line 3", "byte 0xd6 is not UTF-8"]),
+    ("long.csv", b'"a","b",3\n"b","c",4\n"' + b"x" * 200_000 + b'",c,4\n', ["line 3", "field larger"]),
+])
+def test_stray_bytes_are_one_line_errors(tmp_path, name, data, fragments):
+    """Non-UTF-8 bytes in any text format: the file, the line, the problem -- never a decode error."""
+    path = write_bytes(tmp_path / name, data)
+    msg = error_of(fio.read_graph, path)
+    assert msg.startswith(str(path)) and "\n" not in msg
+    for fragment in fragments:
+        assert fragment in msg, msg
+
+
 # ---------------------------------------------------------------------- edge lists
 def test_edge_list_names_become_labels_in_order_of_first_appearance(tmp_path):
     path = write_bytes(tmp_path / "e.csv", b"source,target,weight\nparis,lyon,4\nlyon,nice,3\nparis,nice,9\nbrest,paris,6\n")

@@ -6,7 +6,7 @@
 (100, False)
 """
 from . import generate
-from .errors import (BackendUnavailableError, DtypeError, FloydwarpError, NegativeCycleError,
+from .errors import (BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NegativeCycleError,
                      NoPathError)
 from .graph import Graph
 from .numeric import DTYPES, inf_of
@@ -18,7 +18,7 @@ from .solve import solve
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "NO_PREDECESSOR",
+    "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "InexactWarning", "NO_PREDECESSOR",
     "NegativeCycleError", "NoPathError", "Result", "floyd_warshall", "generate", "inf_of", "solve",
     "__version__",
 ]

@@ -33,3 +33,7 @@ class BackendUnavailableError(FloydwarpError):
 
 class NoPathError(FloydwarpError):
     """A route was asked for between vertices that have no shortest path."""
+
+
+class InexactWarning(UserWarning):
+    """Integer weights are solved in float64, whose sums may round (``dtype="auto"`` found no exact dtype)."""

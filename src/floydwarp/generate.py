@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import FloydwarpError
-from .graph import Graph
+from .graph import Graph, check_vertex_count
 
 _ROWS_PER_CHUNK = 1024
 
@@ -46,7 +46,7 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
     >>> g.n, g.num_edges
     (1000, 49742)
     """
-    n = int(n)
+    n = check_vertex_count(int(n))
     if n < 0:
         raise FloydwarpError(f"n must be >= 0, got {n}")
     if not 0 <= percent <= 100:

@@ -14,21 +14,34 @@ least ``INF - neg_bound`` (a sum through at least one INF entry).  The dtype
 therefore holds the answer exactly when ``pos_bound + neg_bound < INF``; the
 unreachable threshold is then ``INF - neg_bound``.
 
+Every kernel also adds an edge weight to an INF entry, so every ``|weight|`` must
+lie strictly below INF whatever else holds: the check after the run (below)
+assumes it, and a lone negative self-loop has a span of 0.  A weight at or above
+INF would overflow that sum, or read as "unreachable".
+
 With no negative weights there is also an exact check after the run: capped
 arithmetic computes ``min(true distance, INF)``, and a reachable pair can only
 have been capped if some finite distance plus an edge weight reaches INF.  So
 ``max finite + max weight < INF`` proves the result right, and lets an explicit
 narrow dtype (int16 for large sparse-diameter graphs) run where the a-priori
 bound is too pessimistic.
+
+Integer weights that no integer dtype holds leave ``dtype="auto"`` with float64,
+whose sums round above 2**53: it solves them with an :class:`InexactWarning`
+(the CLI prints it as one ``warning:`` line), and an explicit ``dtype="float64"``
+accepts the rounding silently.  A warning, not a refusal, because the answer is
+still float64's (what SciPy and NetworkX compute for these weights) and float
+inputs with integral values above 2**52 would otherwise need the flag for no gain.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .arrays import array_module
-from .errors import DtypeError
+from .errors import DtypeError, InexactWarning
 
 DTYPES = ("int16", "int32", "int64", "float32", "float64")
 INTEGER_DTYPES = ("int16", "int32", "int64")
@@ -101,8 +114,14 @@ def fits(dtype, stats: WeightStats) -> bool:
 
 def holds(stats: WeightStats, inf: int) -> bool:
     """True when integer arithmetic with the sentinel ``inf`` provably holds every shortest
-    path (integral weights, span below ``inf``; also for the narrower keys of gpu/keyed.py)."""
-    return stats.integral and _int_span(stats) < inf
+    path (integral weights, every weight and the span below ``inf``; also for the narrower
+    keys of gpu/keyed.py)."""
+    return stats.integral and weights_below(stats, inf) and _int_span(stats) < inf
+
+
+def weights_below(stats: WeightStats, inf: int) -> bool:
+    """True when every ``|weight|`` is strictly below ``inf``: INF + weight cannot overflow."""
+    return max(int(stats.max_weight), -int(stats.min_weight)) < int(inf)
 
 
 def exact_limit(dtype) -> int:
@@ -128,7 +147,8 @@ def _int_span(stats: WeightStats) -> int:
 
 def checkable_after_run(dtype, stats: WeightStats) -> bool:
     """True when a result in this dtype can be proven exact after the run."""
-    return np.dtype(dtype).kind == "i" and stats.integral and not stats.has_negative
+    dt = np.dtype(dtype)
+    return dt.kind == "i" and stats.integral and not stats.has_negative and weights_below(stats, inf_of(dt))
 
 
 def smallest_fitting(stats: WeightStats) -> np.dtype:
@@ -150,11 +170,19 @@ class DtypeChoice:
 def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     """Pick the distance dtype, or refuse a requested one that cannot hold the answer."""
     if requested is None or (isinstance(requested, str) and requested == "auto"):
-        return DtypeChoice(smallest_fitting(stats), False)
+        dt = smallest_fitting(stats)
+        if stats.integral and not exact(dt, stats):
+            warnings.warn(_inexact_message(stats), InexactWarning, stacklevel=3)
+        return DtypeChoice(dt, False)
     dt = canonical_dtype(requested)
     if dt.kind == "i" and not stats.integral:
         raise DtypeError(
             f"dtype {dt.name} cannot hold non-integer edge weights; use float32 or float64")
+    if dt.kind == "i" and not weights_below(stats, inf_of(dt)):
+        weight = stats.max_weight if stats.max_weight >= -stats.min_weight else stats.min_weight
+        raise DtypeError(
+            f"dtype {dt.name} cannot hold edge weight {weight}: every |weight| must be below "
+            f"{int(inf_of(dt))}, its value for unreachable; use {smallest_fitting(stats).name}")
     if fits(dt, stats):
         return DtypeChoice(dt, False)
     if checkable_after_run(dt, stats):
@@ -164,6 +192,15 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
         f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
         f"{dt.name} holds |d| < {exact_limit(dt)}); "
         f"use {smallest_fitting(stats).name}")
+
+
+def _inexact_message(stats: WeightStats) -> str:
+    def show(x):
+        return str(int(x)) if abs(x) < _FLOAT64_EXACT else f"{float(x):.6g}"
+    return (f"integer edge weights from {show(stats.min_weight)} to {show(stats.max_weight)} on {stats.n} vertices: "
+            f"shortest paths can reach {show(_int_span(stats))}, more than any integer dtype holds and more than "
+            f"float64 adds exactly (2**53); solving in float64, whose sums may round "
+            f"(dtype='float64' / --dtype float64 accepts this without the warning)")
 
 
 def verify_uncapped(dist, inf, max_weight) -> bool:

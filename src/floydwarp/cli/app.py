@@ -4,12 +4,14 @@ Errors: every user error -- a bad flag or value (Click's usage errors), a
 :class:`floydwarp.FloydwarpError` raised by the library -- is printed as one
 line, ``error: <message>``, on stderr, with exit status 2.  An operating
 system error (a file that cannot be written) is one line with status 1.
+Warnings (e.g. :class:`floydwarp.InexactWarning`) are one ``warning: <message>`` line.
 Anything else is a bug and keeps its traceback.
 """
 from __future__ import annotations
 
 import shlex
 import sys
+import warnings
 from typing import Annotated
 
 import typer
@@ -37,6 +39,10 @@ def error(message: str) -> None:
     typer.echo(f"error: {' '.join(str(message).split())}", err=True)
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+
+
 class _Group(TyperGroup):
     """Runs a command and turns every user error into one line on stderr."""
 
@@ -47,7 +53,9 @@ class _Group(TyperGroup):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             # Non-standalone: errors come back to us; a typer.Exit(code) comes back as its code.
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with warnings.catch_warnings():           # restores showwarning for in-process callers
+                warnings.showwarning = _warning_line
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _NoArgsIsHelp as exc:               # bare `floydwarp`: the help, not an error line
             exc.show()
             sys.exit(exc.exit_code)

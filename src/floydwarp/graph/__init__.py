@@ -1,4 +1,4 @@
 """Graph input: the `Graph` type and random graph generators."""
-from .graph import Graph
+from .graph import MAX_VERTICES, Graph, check_vertex_count
 
-__all__ = ["Graph"]
+__all__ = ["Graph", "MAX_VERTICES", "check_vertex_count"]

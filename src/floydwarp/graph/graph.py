@@ -25,6 +25,22 @@ from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
 
+#: The most vertices a graph may have: predecessors are int32 vertex ids, and the n x n
+#: result of more vertices, even in int16, has more bytes than a NumPy array can address
+#: (2 n**2 > 2**63).  Readers check a file's declared size against it before allocating.
+MAX_VERTICES = 2 ** 31 - 1
+
+
+def check_vertex_count(n: int, where: str = "") -> int:
+    """``n``, or a FloydwarpError (prefixed by ``where``) when no graph can have that many vertices."""
+    if n > MAX_VERTICES:
+        prefix = f"{where}: " if where else ""
+        raise FloydwarpError(f"{prefix}{n} vertices is more than any all-pairs result can hold "
+                             f"(at most {MAX_VERTICES}: predecessors are int32 and an n x n matrix "
+                             f"needs 2 n**2 bytes even as int16)")
+    return n
+
+
 class Graph:
     """A weighted directed graph on vertices ``0 .. n-1`` (optionally labelled).
 
@@ -41,7 +57,7 @@ class Graph:
     def __init__(self, n: int, *, edges=None, dense=None, labels: Sequence[Any] | None = None):
         if (edges is None) == (dense is None):
             raise TypeError("Graph needs exactly one of edges= or dense=; use a Graph.from_* constructor")
-        self.n = int(n)
+        self.n = check_vertex_count(int(n))
         self._edges = edges          # (src, dst, weight) with duplicates and self-loops removed
         self._dense = dense          # (matrix, missing mask)
         self.labels = None if labels is None else list(labels)
@@ -66,7 +82,7 @@ class Graph:
             raise FloydwarpError(f"weight has {w.size} entries but src and dst have {src.size}")
         if n is None:
             n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
-        n = int(n)
+        n = check_vertex_count(int(n))
         if n < 0:
             raise FloydwarpError(f"n must be >= 0, got {n}")
         for name, ids in (("src", src), ("dst", dst)):

@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import FloydwarpError
+from ..graph import MAX_VERTICES
 
 #: Bytes per parsing chunk: large enough to amortize NumPy call overhead, small enough
 #: to keep the per-chunk masks (a few bytes per input byte) modest.
@@ -365,4 +366,10 @@ def integer_ids(ids: np.ndarray, path: Path, where: Callable[[int], int], what: 
     if frac.size:
         r = int(frac[0])
         raise FloydwarpError(f"{path}: line {where(r)}: {what} must be integers, found {ids[r].tolist()}")
+    # ids past int64 (read as floats) would wrap in the cast; no graph has that many vertices
+    huge = np.flatnonzero(np.any(np.abs(ids) > MAX_VERTICES, axis=1))
+    if huge.size:
+        r = int(huge[0])
+        raise FloydwarpError(f"{path}: line {where(r)}: {what} {ids[r].tolist()} are out of range "
+                             f"(a graph has at most {MAX_VERTICES} vertices)")
     return ids.astype(np.int64)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FloydwarpError
-from ..graph import Graph
+from ..graph import Graph, check_vertex_count
 from . import _text
 from .atomic import atomic_path
 
@@ -84,12 +84,12 @@ def _problem_line(path, data):
         match = _PROBLEM.match(line)
         if not match or match.group(1) != b"sp":
             raise FloydwarpError(f"{path}: line {lineno}: malformed problem line {_text.show(line)}; expected 'p sp n m'")
-        try:
-            n, m = int(match.group(2)), int(match.group(3))
-        except ValueError:
-            raise FloydwarpError(f"{path}: line {lineno}: n and m in {_text.show(line)} must be integers") from None
+        if not (_text.is_integer(match.group(2)) and _text.is_integer(match.group(3))):
+            raise FloydwarpError(f"{path}: line {lineno}: n and m in {_text.show(line)} must be integers")
+        n, m = int(match.group(2)), int(match.group(3))
         if n < 0 or m < 0:
             raise FloydwarpError(f"{path}: line {lineno}: n and m must be >= 0 in {_text.show(line)}")
+        check_vertex_count(n, f"{path}: line {lineno}: p sp {n} {m}")
         return n, m, lineno, end
 
 

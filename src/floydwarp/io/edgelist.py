@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FloydwarpError
-from ..graph import Graph
+from ..graph import MAX_VERTICES, Graph, check_vertex_count
 from . import _text
 from .atomic import atomic_path
 
@@ -76,7 +76,7 @@ def read(path, *, labels: bool | None = None, header: bool | None = None,
     if magic and magic.group(2) and labels is None:
         labels = True                      # written from a labelled graph: names are labels
     if magic and n is None and labels is not True:
-        n = int(magic.group(1))
+        n = check_vertex_count(int(magic.group(1)), f"{path}: line 1: n={int(magic.group(1))}")
     if b"#" in data or b"%" in data:
         data = _text.blank_lines(data, rb"[ \t]*[#%]")
     first = _text.next_line(data)
@@ -140,7 +140,8 @@ def _detect_separator(line: bytes):
 
 
 def _looks_like_header(tokens) -> bool:
-    if len(tokens) == 3 and not _text.is_number(tokens[2]):
+    # a non-numeric weight beside two integer ids is a bad edge (a stray byte), not a header
+    if len(tokens) == 3 and not _text.is_number(tokens[2]) and not all(_text.is_integer(t) for t in tokens[:2]):
         return True
     words = [t.decode("utf-8", "replace").strip().strip('"').lower() for t in tokens]
     return len(words) in (2, 3) and all(w in _HEADER_WORDS for w in words)
@@ -165,7 +166,12 @@ def _read_numeric(path, data, ncols, undirected, n, labels):
             raise FloydwarpError(
                 f"{path}: line {_text.record_line(data, ncols, r)}: vertex ids must be integers, "
                 f"found {values[r, 0]!r} {values[r, 1]!r}")
-        ids = ids.astype(np.int64)
+    huge = np.flatnonzero(np.any(ids >= MAX_VERTICES, axis=1))
+    if huge.size:                # before the cast: ids past int64 arrive as floats
+        r = int(huge[0])
+        check_vertex_count(int(ids[r].max()) + 1, f"{path}: line {_text.record_line(data, ncols, r)}: "
+                                                   f"vertex id {int(ids[r].max())}")
+    ids = ids.astype(np.int64)
     src, dst = ids[:, 0], ids[:, 1]
     neg = np.flatnonzero((src < 0) | (dst < 0))
     if neg.size:
@@ -213,8 +219,8 @@ def _read_labelled(path, data, ncols, undirected, force_int):
     ids = rank[inverse.ravel()]
     try:
         label_list = [s.decode("utf-8") for s in uniq[order].tolist()]
-    except UnicodeDecodeError as exc:
-        raise FloydwarpError(f"{path}: vertex names are not valid UTF-8 ({exc})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path, data) from None
     if force_int and all(re.fullmatch(r"[+-]?\d+", s) for s in label_list):
         label_list = [int(s) for s in label_list]
         if len(set(label_list)) != len(label_list):     # "01" and "1"
@@ -235,19 +241,32 @@ def _read_labelled(path, data, ncols, undirected, force_int):
     return _graph(ids[0::2], ids[1::2], weight, len(label_list), label_list, undirected)
 
 
+def _not_utf8(path, data) -> FloydwarpError:
+    """The error for the first byte of ``data`` that is not UTF-8, with its line."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FloydwarpError(f"{path}: line {_text.line_of(data, exc.start)}: byte {data[exc.start]:#04x} "
+                              "is not UTF-8 text (vertex names and fields must be UTF-8)")
+    return FloydwarpError(f"{path}: not UTF-8 text")
+
+
 def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
     """Quoted CSV: parse with the csv module (line-by-line Python)."""
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FloydwarpError(f"{path}: not valid UTF-8 text ({exc})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path, data) from None
     rows, lines = [], []
-    reader = csv.reader(_io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-    for row in reader:
-        if not row or not "".join(row).strip():
-            continue
-        rows.append([f.strip() for f in row])
-        lines.append(reader.line_num)
+    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
+    try:
+        for row in reader:
+            if not row or not "".join(row).strip():
+                continue
+            rows.append([f.strip() for f in row])
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise FloydwarpError(f"{path}: line {reader.line_num}: {exc}") from None
     if not rows:
         return _empty(n, labels)
     if header is None:
@@ -279,6 +298,9 @@ def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
             weights.append(1)
     weight = np.asarray(weights)
     if numeric_ids:
+        huge = next((i for i, f in enumerate(names) if int(f) >= MAX_VERTICES), None)
+        if huge is not None:
+            check_vertex_count(int(names[huge]) + 1, f"{path}: line {lines[huge // 2]}: vertex id {names[huge]}")
         ids = np.asarray([int(f) for f in names], dtype=np.int64)
         if ids.size and ids.min() < 0:
             bad = int(np.flatnonzero(ids < 0)[0])

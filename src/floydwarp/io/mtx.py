@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FloydwarpError
-from ..graph import Graph
+from ..graph import Graph, check_vertex_count
 from . import _text
 from .atomic import atomic_path
 
@@ -40,7 +40,8 @@ def read(path) -> Graph:
     if len(parts) != 5 or parts[1] != b"matrix":
         raise FloydwarpError(f"{path}: line 1: malformed banner {_text.show(banner)}; expected "
                              "'%%MatrixMarket matrix coordinate <field> <symmetry>'")
-    layout, field, symmetry = (p.decode() for p in parts[2:])
+    # ASCII with escapes: a stray byte (a non-UTF-8 banner) is named in the error, not a decode failure
+    layout, field, symmetry = (p.decode("ascii", "backslashreplace") for p in parts[2:])
     if layout != "coordinate":
         raise FloydwarpError(f"{path}: line 1: '{layout}' Matrix Market files are dense matrices; only 'coordinate' "
                              "(sparse) files are graphs here -- save a dense matrix as .npy instead")
@@ -64,6 +65,7 @@ def read(path) -> Graph:
         raise FloydwarpError(f"{path}: line {size_line}: the matrix is {rows} x {cols}; a graph needs a square matrix")
     if min(rows, nnz) < 0:
         raise FloydwarpError(f"{path}: line {size_line}: sizes must be >= 0")
+    check_vertex_count(rows, f"{path}: line {size_line}: a {rows} x {cols} matrix")
     n = rows
     entries_at = span[1]
     entries = data[entries_at:]

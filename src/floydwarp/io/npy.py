@@ -19,11 +19,15 @@ EXTENSIONS = (".npy",)
 def load_array(path: Path, what: str = "array"):
     """``np.load(path, mmap_mode="r")`` with errors that name the file."""
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        with np.errstate(over="ignore"):          # a huge header's byte count: the OverflowError below says it
+            return np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise FloydwarpError(f"{path}: no such file") from None
     except (ValueError, OSError, EOFError) as exc:
         raise FloydwarpError(f"{path}: not a readable .npy {what} ({exc})") from None
+    except OverflowError:                # the header's shape needs more bytes than a file can have
+        raise FloydwarpError(f"{path}: not a readable .npy {what} (its header declares a shape of more "
+                             "bytes than any file holds)") from None
 
 
 def read(path) -> Graph:

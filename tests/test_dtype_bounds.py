@@ -1,0 +1,97 @@
+"""Issue 25: an explicit int16/int32/int64 with a weight at or above its INF is refused on
+every CPU backend and algorithm, never solved into overflowed garbage (the GPU twin is
+tests/test_gpu_dtype_bounds.py)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import floydwarp as fw
+from floydwarp import numeric, registry
+from floydwarp.errors import DtypeError, InexactWarning
+
+from conftest import triple_loop
+from dtype_bounds import DTYPES, POINTS, build, expected, refused, weight
+
+CPU = [(i.backend, i.algorithm) for b in ("reference", "cpu") for i in registry.algorithms(b)]
+
+
+@pytest.mark.parametrize("backend, algorithm", CPU)
+@pytest.mark.parametrize("builder", ["edges", "dense"])
+@pytest.mark.parametrize("sign", [1, -1], ids=["positive", "negative"])
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: f"inf{p:+d}" if p != "max" else "max")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_weight_at_inf_boundary(dtype, point, sign, builder, backend, algorithm):
+    w = weight(dtype, point, sign)
+    graph = build(w, builder)
+    if refused(dtype, w):
+        with pytest.raises(DtypeError, match=f"cannot hold edge weight {w}: every \\|weight\\| must be below"):
+            fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm)
+        return
+    r = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=True)
+    assert r.dtype.name == dtype and not r.has_negative_cycle
+    np.testing.assert_array_equal(r.dist, expected(dtype, w))
+    assert r.pred.tolist() == [[fw.NO_PREDECESSOR, 0], [fw.NO_PREDECESSOR, fw.NO_PREDECESSOR]]
+
+
+@pytest.mark.parametrize("backend, algorithm", CPU)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_negative_self_loop_at_inf_boundary(dtype, backend, algorithm):
+    """One vertex has a span of 0, so only the weight rule keeps -INF off its diagonal."""
+    inf = int(numeric.inf_of(dtype))
+    r = fw.solve(fw.Graph.from_edges([0], [0], [-(inf - 1)], n=1), dtype=dtype, backend=backend, algorithm=algorithm)
+    assert r.has_negative_cycle and r.dist[0, 0] < 0
+    for w in (-inf, -(inf + 1)):
+        with pytest.raises(DtypeError, match="every \\|weight\\| must be below"):
+            fw.solve(fw.Graph.from_edges([0], [0], [w], n=1), dtype=dtype, backend=backend, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("backend, algorithm", CPU)
+def test_issue_examples_refused(backend, algorithm):
+    """The two graphs of the report: garbage and a false negative cycle before the fix."""
+    for w, dtype in ((20000, "int16"), (2 ** 30 + 5, "int32")):
+        with pytest.raises(DtypeError, match=f"edge weight {w}"):
+            fw.solve(fw.Graph.from_edges([0], [1], [w], n=2), dtype=dtype, backend=backend, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("dtype", ["int16", "int32"])
+def test_auto_takes_a_dtype_above_every_weight(dtype, point, sign):
+    w = weight(dtype, point, sign)
+    r = fw.solve(build(w, "edges"))
+    assert abs(w) < int(numeric.inf_of(r.dtype))
+    np.testing.assert_array_equal(r.to_dense(), triple_loop([[0, w], [np.inf, 0]]))
+
+
+def test_mixed_signs_near_inf_are_refused_or_exact():
+    """A weight just below INF beside a negative one: the span rule refuses int16, int32 is exact."""
+    inf = int(numeric.inf_of("int16"))
+    g = fw.Graph.from_edges([0, 1, 2], [1, 2, 0], [inf - 1, -1, 3])
+    with pytest.raises(DtypeError):
+        fw.solve(g, dtype="int16")
+    w = np.full((3, 3), np.inf)
+    w[0, 1], w[1, 2], w[2, 0] = inf - 1, -1, 3
+    np.testing.assert_array_equal(fw.solve(g, dtype="int32").to_dense(), triple_loop(w))
+
+
+# ------------------------------------------------------------------ integers float64 cannot add exactly
+@pytest.mark.parametrize("w", [10 ** 26, 1e26, 2 ** 70])
+def test_auto_warns_when_integer_weights_go_to_float64(w):
+    g = fw.Graph.from_edges([0, 1], [1, 2], [w, 5])
+    with pytest.warns(InexactWarning, match="float64, whose sums may round"):
+        r = fw.solve(g)
+    assert r.dtype.name == "float64"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fw.solve(g, dtype="float64").dtype.name == "float64"     # asked for: no warning
+
+
+def test_no_warning_while_an_integer_dtype_or_real_weights_hold():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fw.solve(fw.Graph.from_edges([0], [1], [2 ** 61])).dtype.name == "int64"
+        # float64 weights above 2**52 are integral; one fraction makes them real weights
+        assert fw.solve(fw.Graph.from_edges([0, 1], [1, 2], [1.5e300, 0.5])).dtype.name == "float64"

@@ -1,0 +1,66 @@
+"""Issue 25 on the GPU: every gpu algorithm refuses a weight at or above its dtype's INF and
+solves INF - 1 exactly (the CPU twin is tests/test_dtype_bounds.py).  Run with ``pytest -m gpu``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import require_gpu
+
+cp = require_gpu()
+
+import floydwarp as fw  # noqa: E402
+from floydwarp import registry  # noqa: E402
+from floydwarp.arrays import to_host  # noqa: E402
+from floydwarp.errors import DtypeError  # noqa: E402
+
+from dtype_bounds import DTYPES, POINTS, build, expected, refused, weight  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+IMPLS = {i.algorithm: i for i in registry.algorithms("gpu")}
+
+
+@pytest.mark.parametrize("algorithm", sorted(IMPLS))
+@pytest.mark.parametrize("builder", ["edges", "dense"])
+@pytest.mark.parametrize("sign", [1, -1], ids=["positive", "negative"])
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: f"inf{p:+d}" if p != "max" else "max")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_weight_at_inf_boundary(dtype, point, sign, builder, algorithm):
+    impl = IMPLS[algorithm]
+    if dtype not in impl.dtypes:
+        pytest.skip(f"{algorithm} does not run {dtype}")
+    w = weight(dtype, point, sign)
+    graph = build(w, builder)
+    if refused(dtype, w):
+        with pytest.raises(DtypeError, match=f"cannot hold edge weight {w}"):
+            fw.solve(graph, dtype=dtype, backend="gpu", algorithm=algorithm)
+        return
+    for predecessors in (False, True) if impl.predecessors else (False,):
+        r = fw.solve(graph, dtype=dtype, backend="gpu", algorithm=algorithm, predecessors=predecessors)
+        assert r.dtype.name == dtype and not r.has_negative_cycle
+        np.testing.assert_array_equal(to_host(r.dist), expected(dtype, w))
+        if predecessors:
+            assert to_host(r.pred).tolist() == [[fw.NO_PREDECESSOR, 0], [fw.NO_PREDECESSOR, fw.NO_PREDECESSOR]]
+
+
+@pytest.mark.parametrize("algorithm", sorted(IMPLS))
+def test_gpu_issue_examples_refused(algorithm):
+    for w, dtype in ((20000, "int16"), (2 ** 30 + 5, "int32")):
+        if dtype in IMPLS[algorithm].dtypes:
+            with pytest.raises(DtypeError, match=f"edge weight {w}"):
+                fw.solve(fw.Graph.from_edges([0], [1], [w], n=2), dtype=dtype, backend="gpu", algorithm=algorithm)
+
+
+def test_gpu_cupy_matrix_at_boundary():
+    """A CuPy weight matrix stays on the device: its statistics must refuse INF the same way."""
+    inf = int(fw.inf_of("int16"))
+    for w, ok in ((inf - 1, True), (inf, False), (-(inf - 1), True), (-inf, False)):
+        m = cp.array([[0, w], [cp.inf, 0]], dtype=cp.float64)
+        g = fw.Graph.from_dense(m)
+        if ok:
+            r = fw.solve(g, dtype="int16", backend="gpu")
+            np.testing.assert_array_equal(to_host(r.dist), expected("int16", w))
+        else:
+            with pytest.raises(DtypeError, match="every \\|weight\\| must be below"):
+                fw.solve(g, dtype="int16", backend="gpu")
