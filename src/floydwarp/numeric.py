@@ -241,10 +241,13 @@ def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=F
         sentinel = inf_of(dtype)
     typed = exact_scalar(sentinel, dtype)
     if unreachable is None:
-        unreachable = ~(dist < inf)                 # NaN counts as unreachable
-    # a zero of the block's own type: no promotion, and no cast of inf or NaN to an integer
+        unreachable = dist >= inf
+    source = dist
+    if np.dtype(dist.dtype).kind == "f" and dtype.kind != "f":
+        # inf has no integer value: zero it first, with a zero of the block's own type (no promotion)
+        source = xp.where(unreachable, xp.zeros((), dtype=dist.dtype), dist)
     with np.errstate(invalid="ignore", over="ignore"):
-        out = xp.where(unreachable, xp.zeros((), dtype=dist.dtype), dist).astype(dtype)
+        out = source.astype(dtype)
         if exact:
             bad = ~unreachable & ((out.astype(dist.dtype) != dist) | (out >= typed))
             if bool(bad.any()):
