@@ -126,3 +126,20 @@ def test_cli_parallel_write_needs_a_npy_output(tmp_path):
     proc = launch_cli(2, "-g", "20", "--distributed", "--parallel-write", "-o", str(tmp_path / "out.npz"))
     assert proc.returncode == 2
     assert "--parallel-write needs --distributed and -o NAME.npy" in proc.stderr
+
+
+def test_parallel_write_of_every_dtype_matches_a_plain_loop(tmp_path):
+    """Issue 20: the ranks' own writes of int16 ... float64 results, byte for byte."""
+    from plain_outputs import CASES, DTYPES, INF, cells, npy_bytes, plain_distances
+
+    proc, _ = launch(2, "write_every_dtype.py", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["errors"] == {}
+    for case, (n, edges) in CASES.items():
+        for dtype in DTYPES:
+            name = f"{case}-{dtype}"
+            expected = npy_bytes(cells(plain_distances(n, edges), dtype), dtype, n)
+            assert (tmp_path / f"{name}.npy").read_bytes() == expected, name
+            meta = json.loads((tmp_path / f"{name}.json").read_text())
+            assert (meta["dtype"], meta["n"], meta["inf"]) == (dtype, n, INF.get(dtype)), name

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import to_host
+from .numeric import cast_distances, inf_of
 
 _MOD = 255
 #: Bytes per row of the 2-D layout: a multiple of 255 (and of 8).
@@ -111,7 +112,6 @@ def checksum(result_or_dist, *, inf=None) -> int:
     if hasattr(result_or_dist, "dist"):
         dist, inf = result_or_dist.dist, result_or_dist.inf
     else:
-        from .numeric import inf_of
         dist = result_or_dist
         inf = inf_of(dist.dtype) if inf is None else inf
     n = int(dist.shape[0])
@@ -134,13 +134,8 @@ def checksum(result_or_dist, *, inf=None) -> int:
         for block, unreachable, through in blocks())
     state = Fletcher16()
     for block, unreachable, through in blocks():
-        if as_float:
-            canon = block.astype("<f8")
-            canon[unreachable] = np.inf
-        else:
-            # integer blocks cast directly; float blocks first lose their infinities
-            canon = (block if block.dtype.kind == "i" else np.where(unreachable, 0, block)).astype("<i8")
-            canon[unreachable] = INT64_MAX
+        canon = cast_distances(block, inf, "<f8" if as_float else "<i8", np.inf if as_float else INT64_MAX,
+                               unreachable=unreachable)
         if through is not None:
             canon[through] = -np.inf if as_float else INT64_MIN
         state.update(canon)

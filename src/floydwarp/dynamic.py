@@ -26,7 +26,7 @@ import numpy as np
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError
-from .numeric import exact_limit, inf_of
+from .numeric import cast_distances, exact_limit, inf_of
 
 _BLOCK_BYTES = 1 << 25
 _WIDER = {"int16": "int32", "int32": "int64"}
@@ -266,13 +266,7 @@ def _fits(result, a, b, w):
 
 def _widen(result, dtype):
     """Convert the distances to a wider dtype (unreachable stays unreachable)."""
-    d, inf = result.dist, result.inf
-    xp = array_module(d)
-    unreachable = d >= inf
-    new_inf = inf_of(dtype)
-    wide = d.astype(dtype)
-    wide[unreachable] = new_inf
-    result.dist, result.inf = wide, new_inf
+    result.dist, result.inf = cast_distances(result.dist, result.inf, dtype), inf_of(dtype)
     result.metadata["widened_to"] = dtype.name
 
 

@@ -244,10 +244,68 @@ def from_float64(dist, dtype, inf):
 
 
 def to_float64(dist, inf):
-    """Distances as float64 with ``np.inf`` for unreachable pairs."""
+    """Distances as float64 with ``np.inf`` for unreachable pairs (float64 rounds integers past 2**53)."""
+    return cast_distances(dist, inf, np.float64)
+
+
+class NotRepresentable(DtypeError):
+    """A reachable distance that a conversion's target cannot hold exactly; ``index`` is its
+    flat index in the block converted, ``value`` the distance."""
+
+    def __init__(self, message, index: int, value):
+        super().__init__(message)
+        self.index, self.value = index, value
+
+
+def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=False):
+    """Distances ``dist`` (entries at or above ``inf`` unreachable) as ``dtype``, every unreachable
+    entry exactly ``sentinel`` (default: ``dtype``'s own INF).  NumPy or CuPy, as ``dist`` is.
+
+    The one conversion every writer and converter of distances uses.  It casts the reachable
+    values first and then inserts the sentinel typed as the target, never
+    ``where(unreachable, sentinel, dist)``: that computes in a type NumPy picks from the operands,
+    which under NumPy 2 is the block's own (int16 wraps 2**30 - 1 to -1, float32 rounds it to
+    2**30) and under NumPy 1 depends on the value, so files would differ with the NumPy version.
+
+    ``unreachable``: a boolean mask to use instead of ``dist >= inf``.  ``exact``: refuse
+    (:class:`NotRepresentable`) a reachable value that ``dtype`` does not hold exactly or that
+    would read back as unreachable (at or above the sentinel).  A sentinel ``dtype`` cannot hold
+    exactly is refused too.
+    """
     xp = array_module(dist)
-    out = dist.astype(xp.float64)
-    if np.dtype(dist.dtype).kind == "i":
-        xp.copyto(out, xp.inf, where=dist >= inf)
+    dtype = np.dtype(dtype)
+    if sentinel is None:
+        sentinel = inf_of(dtype)
+    typed = exact_scalar(sentinel, dtype)
+    if unreachable is None:
+        unreachable = dist >= inf
+    source = dist
+    if np.dtype(dist.dtype).kind == "f" and dtype.kind != "f":
+        # inf has no integer value: zero it first, with a zero of the block's own type (no promotion)
+        source = xp.where(unreachable, xp.zeros((), dtype=dist.dtype), dist)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = source.astype(dtype)
+        if exact:
+            bad = ~unreachable & ((out.astype(dist.dtype) != dist) | (out >= typed))
+            if bool(bad.any()):
+                i = int(xp.flatnonzero(bad.ravel())[0])
+                value = dist.ravel()[i].item()
+                raise NotRepresentable(f"distance {value!r} does not fit {dtype.name} exactly below "
+                                       f"{typed.item()!r} (which means unreachable)", i, value)
+    xp.copyto(out, typed, where=unreachable)       # not out[mask] = ...: CuPy masks stop at 2**31 entries
     return out
 
+
+def exact_scalar(value, dtype):
+    """``value`` (a sentinel, an INF read from a file) as a scalar of ``dtype``, refused
+    (:class:`DtypeError`) when it does not convert exactly -- alike under NumPy 1 and 2."""
+    dtype = np.dtype(dtype)
+    plain = value.item() if isinstance(value, np.generic) else value
+    if dtype.kind == "i" and not np.iinfo(dtype).min <= plain <= np.iinfo(dtype).max:
+        typed = None                                # NumPy 1 would wrap it, NumPy 2 raise
+    else:
+        typed = dtype.type(plain)
+    # compared as Python numbers: NumPy 2 would round ``plain`` to ``dtype`` before comparing
+    if typed is None or typed.item() != plain:
+        raise DtypeError(f"{plain!r} is not exactly a value of {dtype.name}")
+    return typed

@@ -9,8 +9,8 @@ import numpy as np
 
 from .arrays import is_device_array, to_host
 from .cycles import NegativeCycles
-from .errors import FloydwarpError, NoPathError
-from .numeric import to_float64
+from .errors import DtypeError, FloydwarpError, NoPathError
+from .numeric import exact_scalar, to_float64
 from .predecessors import walk
 
 _FORMAT_VERSION = 1
@@ -294,11 +294,23 @@ class Result:
             raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")
-        inf = np.inf if np.dtype(meta["dtype"]).kind == "f" else np.dtype(meta["dtype"]).type(meta["inf"])
+        inf = stored_inf(path, meta["dtype"], meta["inf"])
         return cls(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
                    backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
                    timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
                    negative_cycles=cycles)
+
+
+def stored_inf(path, dtype, value):
+    """The INF a result file records for ``dtype`` (``np.inf`` for floats), refusing one the dtype
+    cannot hold (NumPy 1 would wrap it)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.inf
+    try:
+        return exact_scalar(value, dtype)
+    except (DtypeError, TypeError) as exc:
+        raise FloydwarpError(f"{path}: its INF {value!r} is no {dtype.name} ({exc})") from None
 
 
 def _jsonable_labels(labels):

@@ -24,8 +24,9 @@ def generate(
     undirected: Undirected = False,
 ):
     """Write a random graph file (Erdos-Renyi, as seed 000 generates them)."""
-    from ..io import write_graph
+    from ..io import check_graph_path, write_graph
 
+    check_graph_path(output)                     # before generating: a path the write would refuse
     graph = generate_graph(n, percent, seed, weights, potential, undirected)
     write_graph(graph, output)
     typer.echo(f"wrote {output}: n={graph.n:,}, {graph.num_edges:,} edges")

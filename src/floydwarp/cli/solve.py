@@ -127,8 +127,10 @@ def solve(
             raise UsageError(f"{', '.join(given)} only apply with --generate", ctx)
     if dtype != "auto":
         numeric.canonical_dtype(dtype)               # refuse int8, "foo", ... before any work
-    if output is not None and input is not None and output.exists() and output.resolve() == input.resolve():
-        raise UsageError(f"refusing to overwrite the input file {input}; choose another --output", ctx)
+    if output is not None:
+        from ..io import check_result_path
+        # now, not after the solve: a format, folder or input the write would refuse
+        check_result_path(output, inputs=() if input is None else (input,))
 
     if input is not None:
         from ..io import read_graph

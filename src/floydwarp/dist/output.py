@@ -34,7 +34,7 @@ import numpy as np
 from .. import numeric
 from ..cpu.engine import available_memory
 from ..errors import FloydwarpError
-from ..io import result_files
+from ..io import check_result_path, result_files
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 
@@ -99,9 +99,7 @@ def choose_target(comm, plan) -> Path | None:
 def _checked_path(path: Path) -> Path:
     if path.suffix.lower() != ".npy":
         raise FloydwarpError(f"{path}: ranks write the .npy result layout; name the output NAME.npy")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise FloydwarpError(f"cannot write {path}: folder {folder} does not exist")
+    check_result_path(path)
     return path
 
 

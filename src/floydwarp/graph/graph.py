@@ -223,7 +223,7 @@ class Graph:
     def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
         """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
         larger than memory can be written out a band of rows at a time."""
-        from ..numeric import inf_of
+        from ..numeric import cast_distances, inf_of
 
         dtype = np.dtype(dtype)
         inf = inf_of(dtype) if inf is None else inf
@@ -233,11 +233,9 @@ class Graph:
             mxp = array_module(matrix)
             xp = mxp if xp is None else xp
             band, gone = matrix[lo:hi], missing[lo:hi]
-            # Cast before inserting INF: a float64 round trip would round
-            # int64's INF up past the overflow-safe value.
-            out = mxp.where(gone, 0, band).astype(dtype)
-            mxp.copyto(out, dtype.type(inf), where=gone)   # not out[gone]: CuPy masks stop at 2**31 entries
-            out = xp.asarray(out)
+            # weights the dtype choice has checked; cast before inserting INF (a float64 round trip
+            # would round int64's INF up past the overflow-safe value)
+            out = xp.asarray(cast_distances(band, None, dtype, inf, unreachable=gone))
             r, c = xp.asarray(rows - lo), xp.asarray(rows)
             out[r, c] = xp.minimum(out[r, c], 0)
             return out

@@ -30,7 +30,11 @@ from typing import Callable
 
 from ..errors import FloydwarpError
 from . import dimacs, edgelist, mtx, npy, nthu, result_files
-from .atomic import atomic_path
+from .atomic import atomic_path, check_writable
+
+
+def _one_file(path: Path) -> tuple:
+    return (path,)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class Format:
     description: str
     read: Callable
     write: Callable
+    #: the files a write to a path makes (the .npy result layout makes three)
+    files: Callable = _one_file
 
 
 #: Graph formats by name.
@@ -59,7 +65,7 @@ RESULT_FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("npz", result_files.NPZ_EXTENSIONS, "floydwarp result archive (Result.save)",
            result_files.read_npz, result_files.write_npz),
     Format("npy", result_files.NPY_EXTENSIONS, "raw .npy distances (+ .pred.npy) and a .json sidecar; memory-mapped",
-           result_files.read_npy, result_files.write_npy),
+           result_files.read_npy, result_files.write_npy, result_files.npy_paths),
     Format("nthu", nthu.OUT_EXTENSIONS, "NTHU homework output (V x V int32, 2**30-1 = unreachable)",
            nthu.read_result, nthu.write_result),
 )}
@@ -112,6 +118,26 @@ def result_format(path, format=None) -> Format:
     return _choose(path, format, RESULT_FORMATS, _RESULT_BY_EXT, "result")
 
 
+def check_graph_path(path, format=None, *, inputs=()) -> Format:
+    """Refuse, before any work, a path :func:`write_graph` would refuse (an input file, a missing or
+    read-only folder, an unknown format); returns the format."""
+    return _check_writable(path, inputs, lambda: graph_format(path, format))
+
+
+def check_result_path(path, format=None, *, inputs=()) -> Format:
+    """Refuse, before any work, a path :func:`write_result` would refuse (an input file among the
+    files it writes, a missing or read-only folder, an unknown format); returns the format."""
+    return _check_writable(path, inputs, lambda: result_format(path, format))
+
+
+def _check_writable(path, inputs, choose) -> Format:
+    check_writable(path, inputs=inputs)          # first: "-o INPUT" is refused as the input, not as a format
+    fmt = choose()
+    for target in fmt.files(Path(path)):
+        check_writable(target, inputs=inputs)
+    return fmt
+
+
 def read_graph(path, format=None, **options):
     """Read a graph file; ``options`` go to the format's reader (e.g. ``labels=True`` for edge lists)."""
     fmt = graph_format(path, format)
@@ -142,6 +168,6 @@ def read_result(path, format=None):
 
 
 __all__ = [
-    "ALIASES", "Format", "GRAPH_FORMATS", "RESULT_FORMATS", "atomic_path", "graph_format", "read_graph",
-    "read_result", "result_format", "write_graph", "write_result",
+    "ALIASES", "Format", "GRAPH_FORMATS", "RESULT_FORMATS", "atomic_path", "check_graph_path", "check_result_path",
+    "check_writable", "graph_format", "read_graph", "read_result", "result_format", "write_graph", "write_result",
 ]

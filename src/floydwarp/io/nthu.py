@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import FloydwarpError
 from ..graph import Graph
+from ..numeric import NotRepresentable, cast_distances
 from .atomic import atomic_path
 
 IN_EXTENSIONS = (".in",)
@@ -107,26 +108,20 @@ def write_result(result, path, *, inputs=()):
             f"cannot write {path}: the graph has a negative cycle (through vertex "
             f"{result.label(int(cyc[0]))}); the homework format has no way to say so")
     n = result.n
-    inf = result.inf
     with atomic_path(path, inputs=inputs) as tmp, open(tmp, "wb") as fh:
         for lo in range(0, n, _ROWS_PER_BLOCK):
-            block = _host(result.dist[lo:lo + _ROWS_PER_BLOCK])
-            unreachable = block >= inf if block.dtype.kind == "i" else np.isinf(block) & (block > 0)
-            finite = block[~unreachable]
-            if block.dtype.kind == "f" and finite.size and not np.all(finite == np.round(finite)):
-                i = int(np.flatnonzero((block != np.round(block)) & ~unreachable)[0])
-                raise FloydwarpError(
-                    f"cannot write {path}: distance {block.flat[i]!r} from {result.label(lo + i // n)} to "
-                    f"{result.label(i % n)} is not an integer; the homework format holds int32 only")
-            if finite.size and (finite.min() < np.iinfo(np.int32).min or finite.max() >= UNREACHABLE):
-                bad = ~unreachable & ((block < np.iinfo(np.int32).min) | (block >= UNREACHABLE))
-                i = int(np.flatnonzero(bad)[0])
-                raise FloydwarpError(
-                    f"cannot write {path}: distance {block.flat[i]} from {result.label(lo + i // n)} to "
-                    f"{result.label(i % n)} does not fit the homework format (int32 below {UNREACHABLE}, "
-                    "which means unreachable)")
-            out = np.where(unreachable, UNREACHABLE, block).astype(_I32)
-            fh.write(out.tobytes())
+            block = result.dist[lo:lo + _ROWS_PER_BLOCK]
+            try:
+                out = cast_distances(block, result.inf, _I32, UNREACHABLE, exact=True)
+            except NotRepresentable as exc:
+                i, value = exc.index, exc.value
+                where = f"distance {value!r} from {result.label(lo + i // n)} to {result.label(i % n)}"
+                if not float(value).is_integer():
+                    raise FloydwarpError(f"cannot write {path}: {where} is not an integer; the homework format "
+                                         "holds int32 only") from None
+                raise FloydwarpError(f"cannot write {path}: {where} does not fit the homework format (int32 "
+                                     f"below {UNREACHABLE}, which means unreachable)") from None
+            fh.write(_host(out).tobytes())
     return path
 
 

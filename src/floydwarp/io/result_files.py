@@ -119,7 +119,7 @@ def write_npy(result, path, *, inputs=()):
 
 
 def read_npy(path):
-    from ..result import Result, _labels_from_json
+    from ..result import Result, _labels_from_json, stored_inf
 
     dist_path, pred_path, meta_path = npy_paths(path)
     if not meta_path.exists():
@@ -145,7 +145,7 @@ def read_npy(path):
         pred = load_array(pred_file, "predecessor matrix")
         if pred.shape != (n, n):
             raise FloydwarpError(f"{pred_file}: holds shape {pred.shape}, but {meta_path.name} says ({n}, {n})")
-    inf = np.inf if dtype.kind == "f" else dtype.type(meta["inf"])
+    inf = stored_inf(meta_path, dtype, meta["inf"])
     return Result(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
                   backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
                   timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
