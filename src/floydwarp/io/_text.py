@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -186,11 +187,14 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
             continue
         values = None
         try:
-            values = np.fromstring(chunk, dtype=np.int64, sep=" ")
+            with warnings.catch_warnings():
+                # NumPy 1 warns and returns the prefix it could read; NumPy 2 raises
+                warnings.simplefilter("error", DeprecationWarning)
+                values = np.fromstring(chunk, dtype=np.int64, sep=" ")
             # the C parser saturates on overflow: re-read such chunks as floats
             if values.size and (values.max() == np.iinfo(np.int64).max or values.min() == np.iinfo(np.int64).min):
                 values = None
-        except ValueError:
+        except (ValueError, DeprecationWarning):
             values = None
         if values is None:
             integral = False
