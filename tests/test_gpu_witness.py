@@ -14,7 +14,7 @@ import floydwarp as fw  # noqa: E402
 from floydwarp import numeric  # noqa: E402
 from floydwarp.errors import FloydwarpError  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
-from floydwarp.gpu import witness  # noqa: E402
+from floydwarp.gpu.predecessors import witness  # noqa: E402
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk  # noqa: E402
 
 from test_gpu import _solve, check_predecessors, graph, reference  # noqa: E402

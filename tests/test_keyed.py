@@ -10,7 +10,7 @@ import keyed_model as model
 from conftest import random_weight_matrix, triple_loop
 
 from floydwarp import numeric
-from floydwarp.gpu import keyed
+from floydwarp.gpu.predecessors import keyed
 from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, initial_predecessors, walk
 

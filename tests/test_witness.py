@@ -10,7 +10,7 @@ import witness_model as model
 from conftest import random_weight_matrix, triple_loop
 
 from floydwarp import numeric
-from floydwarp.gpu import witness
+from floydwarp.gpu.predecessors import witness
 from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk
 
