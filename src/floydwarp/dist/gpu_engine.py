@@ -218,6 +218,20 @@ def width_of(plan, default=DEFAULT_WIDTH) -> int:
     return w
 
 
+def gpu_count(plan) -> int:
+    """GPUs to use: ``gpus=`` or every visible one, refused beyond what is there."""
+    import cupy as cp
+
+    have = cp.cuda.runtime.getDeviceCount()
+    want = plan.options.get("gpus")
+    want = have if want is None else int(want)
+    if want < 1:
+        raise FloydwarpError(f"gpus must be at least 1, got {want}")
+    if want > have:
+        raise FloydwarpError(f"asked for {want} GPUs but {have} are visible (CUDA_VISIBLE_DEVICES)")
+    return want
+
+
 def check_plan(plan):
     """Refusals every process makes alike, before any collective."""
     if plan.predecessors:

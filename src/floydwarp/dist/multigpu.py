@@ -25,7 +25,6 @@ import time
 
 import numpy as np
 
-from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..registry import register, register_backend
 from . import gpu_engine, nccl
@@ -42,20 +41,6 @@ def probe() -> str | None:
 
 register_backend("multigpu", "Several GPUs of one node: one worker process per GPU, NCCL between them "
                  "(floydwarp solve --gpus N)", probe=probe)
-
-
-def gpu_count(plan) -> int:
-    """GPUs to use: ``gpus=`` or every visible one, refused beyond what is there."""
-    import cupy as cp
-
-    have = cp.cuda.runtime.getDeviceCount()
-    want = plan.options.get("gpus")
-    want = have if want is None else int(want)
-    if want < 1:
-        raise FloydwarpError(f"gpus must be at least 1, got {want}")
-    if want > have:
-        raise FloydwarpError(f"asked for {want} GPUs but {have} are visible (CUDA_VISIBLE_DEVICES)")
-    return want
 
 
 def shared_folder(nbytes: int, workdir=None) -> str:
@@ -119,7 +104,7 @@ def worker_run(control: Control, rank: int, plan, path: str, width: int, grid_sh
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     """The launcher's side: shared matrix, workers, result."""
     gpu_engine.check_plan(plan)
-    gpus = gpu_count(plan)
+    gpus = gpu_engine.gpu_count(plan)
     if grid_shape is None:
         grid_shape = plan.options.get("grid")
     choose_grid(gpus, grid_shape)                  # refuse a bad grid before starting anything
@@ -149,7 +134,7 @@ def gpu_2d(graph, plan) -> EngineOutput:
 @register("multigpu", "gpu-rows", predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows, one worker process per GPU, a 64-row panel per round via NCCL (distances only)."""
-    gpus = gpu_count(plan)
+    gpus = gpu_engine.gpu_count(plan)
     return run_multigpu(graph, plan, gpu_engine.width_of(plan, gpu_engine.ROWS_WIDTH), (gpus, 1))
 
 

@@ -27,7 +27,6 @@ from ..plan import EngineOutput
 from ..registry import register
 from . import gpu_engine
 from .grid import ProcessGrid
-from .multigpu import gpu_count
 from .partition import BlockPartition
 
 
@@ -150,7 +149,7 @@ def rows_p2p(graph, plan) -> EngineOutput:
     import cupy as cp
 
     gpu_engine.check_plan(plan)
-    count = gpu_count(plan)
+    count = gpu_engine.gpu_count(plan)
     part = BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
     dt = np.dtype(plan.dtype)
     t0 = time.perf_counter()
