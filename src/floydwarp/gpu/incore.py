@@ -91,7 +91,7 @@ class KernelRounds:
             self.phase1(r)
 
     def update_panels(self, r):
-        if self.rounds > 1:
+        if self.rounds > 1 or self.phase1 is None:    # a fused phase 2 also closes the pivot
             self.phase2(r)
 
     def product(self, r, part):
