@@ -1,4 +1,4 @@
-"""``fast`` with predecessors on a real device: keyed (gpu/keyed.py) against the reference
+"""``fast`` with predecessors on a real device: keyed (gpu/predecessors/keyed.py) against the reference
 and against the blocked kernels it replaces."""
 from __future__ import annotations
 

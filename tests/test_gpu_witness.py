@@ -1,4 +1,4 @@
-"""``fast`` with witness predecessors (gpu/witness.py) on a real device: the kernel against
+"""``fast`` with witness predecessors (gpu/predecessors/witness.py) on a real device: the kernel against
 its NumPy model, whole runs against the reference, and the fallbacks."""
 from __future__ import annotations
 

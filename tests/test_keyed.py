@@ -1,4 +1,4 @@
-"""Keyed predecessors (gpu/keyed.py) without a GPU: the plan, and the key arithmetic
+"""Keyed predecessors (gpu/predecessors/keyed.py) without a GPU: the plan, and the key arithmetic
 itself on the NumPy model of the kernels (keyed_model.py, which test_gpu_keyed.py holds the
 kernels to) against the textbook triple loop."""
 from __future__ import annotations

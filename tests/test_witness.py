@@ -1,4 +1,4 @@
-"""Witness predecessors (gpu/witness.py) without a GPU: the plan, the candidate segments,
+"""Witness predecessors (gpu/predecessors/witness.py) without a GPU: the plan, the candidate segments,
 and the recovery rule on the NumPy model of the kernel (witness_model.py) against the
 textbook triple loop."""
 from __future__ import annotations
