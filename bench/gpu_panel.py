@@ -17,8 +17,8 @@ import time
 import cupy as cp
 import numpy as np
 
-from floydwarp.gpu import ooc, panel
-from floydwarp.gpu.engine import device_info
+from floydwarp.gpu import host, panel
+from floydwarp.gpu.device import info as device_info
 from floydwarp.numeric import inf_of
 
 
@@ -55,7 +55,7 @@ def main():
     rows = [time_minplus(dt, args.size, args.k) for dt in ("int16", "int32", "float32", "int64", "float64")]
     rows.append(time_minplus("float32", args.size, args.k, nonneg=True))
     t0 = time.perf_counter()
-    pcie = ooc.pcie_bandwidth(cp.cuda.Device().id)
+    pcie = host.pcie_bandwidth(cp.cuda.Device().id)
     for r in rows:
         print(f"minplus {r['dtype'] + (' nonneg' if r['nonneg'] else ''):15s} M={r['m']} K={r['k']}: "
               f"{r['seconds'] * 1e3:8.2f} ms "

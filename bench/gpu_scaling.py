@@ -32,12 +32,13 @@ from pathlib import Path
 import floydwarp as fw
 from floydwarp.dist import gpu_engine
 from floydwarp.dist.launch import run_workers
+from floydwarp.gpu.layout import round_up
 from floydwarp.plan import Plan
 from floydwarp import numeric
 
 
 def weak_n(n1: int, gpus: int) -> int:
-    return gpu_engine.round_up(round(n1 * gpus ** (1 / 3)), 64)
+    return round_up(round(n1 * gpus ** (1 / 3)), 64)
 
 
 def _plan(n, width, options):

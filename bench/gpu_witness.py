@@ -1,4 +1,4 @@
-"""Where the witness pass of `fast` with predecessors spends its time (gpu/witness.py), at one n:
+"""Where the witness pass of `fast` with predecessors spends its time (gpu/predecessors/witness.py), at one n:
 
     PYTHONPATH=src python3 bench/gpu_witness.py --n 16384 --dtype int16 [--real-weights]
 

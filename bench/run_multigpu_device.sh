@@ -6,7 +6,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 TEST_S=${TEST_S:-230}; STUDY_S=${STUDY_S:-200}
 { nvidia-smi -L; nvidia-smi topo -m; python3 -c "import cupy; print('cupy', cupy.__version__)";
-  python3 -c "from floydwarp.dist.gpu_engine import nccl_probe; print('nccl probe:', nccl_probe())"; } 2>&1 | tee "$OUT/env.log"
+  python3 -c "from floydwarp.dist import nccl; print('nccl probe:', nccl.probe())"; } 2>&1 | tee "$OUT/env.log"
 timeout "$TEST_S" python3 -m pytest -q -m gpu tests/test_multigpu.py -p no:cacheprovider --timeout=120 \
     --maxfail=6 -ra 2>&1 | tee "$OUT/pytest.log" | tail -40
 timeout "$STUDY_S" python3 bench/gpu_scaling.py --strong-n "${STRONG_N:-65536}" --strong-gpus 2 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `fast` with witness predecessors (gpu/witness.py) against `fast` without and with keys, on one GPU:
+# `fast` with witness predecessors (gpu/predecessors/witness.py) against `fast` without and with keys, on one GPU:
 #   bench/run_witness_h100.sh RESULTS_DIR [SIZES]
 # RESULTS_DIR/witness-*.json: the witness pass alone at n = 16384 (candidates, lists, kernel);
 # RESULTS_DIR/phases-*.json: where the time goes at n = 16384 (int16: witnesses against keys;

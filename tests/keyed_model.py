@@ -1,4 +1,4 @@
-"""A NumPy model of gpu/keyed.py's kernels: packing, the keyed relaxation, unpacking."""
+"""A NumPy model of gpu/predecessors/keyed.py's kernels: packing, the keyed relaxation, unpacking."""
 from __future__ import annotations
 
 import numpy as np

@@ -10,7 +10,7 @@ import pytest
 import floydwarp as fw
 from floydwarp import registry
 from floydwarp.errors import BackendUnavailableError
-from floydwarp.gpu import engine, layout, modules, traffic
+from floydwarp.gpu import device, engine, layout, modules, seed, tiles, traffic
 from floydwarp.gpu.layout import Layout, pitch_elements
 
 EXPECTED = {"sequential", "naive", "naive-shared-k", "naive-vec", "pseudo-blocked", "work-per-thread",
@@ -89,28 +89,28 @@ def test_no_kernel_hard_codes_a_sentinel():
 
 
 def test_group_expressions_cover_every_launch():
-    for dt in map(np.dtype, engine.ALL_DTYPES):
-        simple = engine._simple_group(dt)
+    for dt in map(np.dtype, seed.ALL_DTYPES):
+        simple = seed.simple_group(dt)
         assert modules.name_expression("fw_naive", dt) in simple
-        assert all(modules.name_expression("fw_pseudo", dt, r) in simple for r in engine.PSEUDO_R)
-        for b in engine.BLOCK_SIZES:
-            group = engine.blocked_group(dt, b)
+        assert all(modules.name_expression("fw_pseudo", dt, r) in simple for r in seed.PSEUDO_R)
+        for b in seed.BLOCK_SIZES:
+            group = seed.blocked_group(dt, b)
             assert len(group) == 14 and len(set(group)) == 14
         for optin in (None, 99 * 1024, 48 * 1024):
-            for variant in engine.FAST_VARIANTS:
-                cfg = engine.fast_config(dt, optin, variant)
-                group = engine.fast_group(dt, cfg)
+            for variant in tiles.FAST_VARIANTS:
+                cfg = tiles.fast_config(dt, optin, variant)
+                group = tiles.fast_group(dt, cfg)
                 if cfg["p3"] == "fw_pipe_p3":
                     for clamp in (False, True):
                         assert modules.name_expression("fw_pipe_p12", dt, cfg["b"], clamp) in group
-                        assert engine.fast_expr(dt, cfg, clamp) in group
+                        assert tiles.fast_expr(dt, cfg, clamp) in group
                     continue
                 for clamp in (False, True):
                     assert modules.name_expression("fw_fast_p1", dt, cfg["b"], clamp) in group
                     assert modules.name_expression("fw_fast_p2", dt, cfg["b"], clamp) in group
-                    expr = engine.fast_expr(dt, cfg, clamp)
+                    expr = tiles.fast_expr(dt, cfg, clamp)
                     if cfg["p3"] == "fw_blockedvec_p3":
-                        assert expr in engine.blocked_group(dt, cfg["b"])
+                        assert expr in seed.blocked_group(dt, cfg["b"])
                     else:
                         assert expr in group
 
@@ -156,52 +156,52 @@ def test_product_arithmetic_follows_the_weights(dtype):
 
 def test_pipe_config():
     for dt in ("int16", "int32", "float32"):
-        assert engine.fast_variant(dt) == engine.WIDE and engine.fast_variant(dt, "pipe") == "pipe"
-        tm, tn, nt, minb, ku = engine.pipe_shape(dt)
-        words = engine.PIPE_B // (2 if dt == "int16" else 1)
-        assert nt == (engine.PIPE_B // tm) * (words // tn) and 1 <= minb <= 8
-        s12, s3 = engine.pipe_smem(dt)
+        assert tiles.fast_variant(dt) == tiles.WIDE and tiles.fast_variant(dt, "pipe") == "pipe"
+        tm, tn, nt, minb, ku = tiles.pipe_shape(dt)
+        words = tiles.PIPE_B // (2 if dt == "int16" else 1)
+        assert nt == (tiles.PIPE_B // tm) * (words // tn) and 1 <= minb <= 8
+        s12, s3 = tiles.pipe_smem(dt)
         assert s3 * minb <= 228 * 1024 and s12 * 4 <= 228 * 1024
-        c = engine.fast_config(dt, variant="pipe")
-        assert c["b"] == engine.PIPE_B and c["threads"] == (nt, 1)
+        c = tiles.fast_config(dt, variant="pipe")
+        assert c["b"] == tiles.PIPE_B and c["threads"] == (nt, 1)
     for dt in ("int64", "float64"):
-        assert engine.fast_variant(dt, "pipe") == "vec"
-    assert engine.pipe_shape("int32", (8, 4))[2] == 128
-    assert engine.pipe_shape("int32", (8, 4), 8)[4] == 8
+        assert tiles.fast_variant(dt, "pipe") == "vec"
+    assert tiles.pipe_shape("int32", (8, 4))[2] == 128
+    assert tiles.pipe_shape("int32", (8, 4), 8)[4] == 8
     with pytest.raises(fw.FloydwarpError, match="pipe_unroll"):
-        engine.pipe_shape("int32", None, 3)
+        tiles.pipe_shape("int32", None, 3)
     with pytest.raises(fw.FloydwarpError, match="pipe_shape"):
-        engine.pipe_shape("int32", (3, 4))
+        tiles.pipe_shape("int32", (3, 4))
 
 
 def test_fast_config():
-    c = engine.fast_config("int32", variant="tiled")
+    c = tiles.fast_config("int32", variant="tiled")
     assert (c["b"], c["tm"], c["tn"], c["bk"], c["p3"]) == (128, 8, 8, 32, "fw_fast_p3")
-    assert engine.fast_config("float32", variant="async")["smem3"] == engine.fast_async_smem("float32", c)
-    assert engine.fast_config("int16", variant="tiled")["p3"] == "fw_fast_p3_s16"
-    assert engine.fast_config("int16", variant="async")["variant"] == "tiled"
-    assert engine.fast_config("int16", variant="vec")["p3"] == "fw_vec_p3_s16"
-    assert engine.fast_config("float64", variant="tiled")["p3"] == "fw_blockedvec_p3"
-    assert engine.fast_config("int64")["b"] == 64
-    assert engine.fast_config("int32", 48 * 1024, "tiled")["b"] == 64   # a 128 x 128 tile does not fit
-    assert engine.fast_config("int32", 48 * 1024, "async")["smem3"] <= 48 * 1024
-    assert engine.fast_config("int32", 32 * 1024, "async")["variant"] == "tiled"
-    for dt in engine.ALL_DTYPES:
-        assert engine.fast_variant(dt) in (*engine.FAST_VARIANTS, engine.WIDE)
-        for v in engine.FAST_VARIANTS:
-            cfg = engine.fast_config(dt, variant=v)
+    assert tiles.fast_config("float32", variant="async")["smem3"] == tiles.fast_async_smem("float32", c)
+    assert tiles.fast_config("int16", variant="tiled")["p3"] == "fw_fast_p3_s16"
+    assert tiles.fast_config("int16", variant="async")["variant"] == "tiled"
+    assert tiles.fast_config("int16", variant="vec")["p3"] == "fw_vec_p3_s16"
+    assert tiles.fast_config("float64", variant="tiled")["p3"] == "fw_blockedvec_p3"
+    assert tiles.fast_config("int64")["b"] == 64
+    assert tiles.fast_config("int32", 48 * 1024, "tiled")["b"] == 64   # a 128 x 128 tile does not fit
+    assert tiles.fast_config("int32", 48 * 1024, "async")["smem3"] <= 48 * 1024
+    assert tiles.fast_config("int32", 32 * 1024, "async")["variant"] == "tiled"
+    for dt in seed.ALL_DTYPES:
+        assert tiles.fast_variant(dt) in (*tiles.FAST_VARIANTS, tiles.WIDE)
+        for v in tiles.FAST_VARIANTS:
+            cfg = tiles.fast_config(dt, variant=v)
             assert cfg["threads"][0] * cfg["threads"][1] in (128, 256)
-    assert engine.fast_smem(4, 128) == (65536, 65536 + 1024)
+    assert tiles.fast_smem(4, 128) == (65536, 65536 + 1024)
     with pytest.raises(fw.FloydwarpError, match="fast_variant"):
-        engine.fast_variant("int32", "warp")
+        tiles.fast_variant("int32", "warp")
 
 
 def test_blocked_shapes():
-    assert engine.blocked_smem(4, 64, False) == (16384, 32768, 32768)
-    assert engine.blocked_smem(4, 64, True) == (32768, 49152, 49152)
-    bv, ty, smem = engine.blockedvec_shape(4, 64)
+    assert seed.blocked_smem(4, 64, False) == (16384, 32768, 32768)
+    assert seed.blocked_smem(4, 64, True) == (32768, 49152, 49152)
+    bv, ty, smem = seed.blockedvec_shape(4, 64)
     assert (bv, ty) == (16, 16) and smem == (64 * 68 + 64 * 64) * 4
-    bv, ty, _ = engine.blockedvec_shape(2, 16)
+    bv, ty, _ = seed.blockedvec_shape(2, 16)
     assert bv * ty >= 32 and ty <= 16
 
 
@@ -236,23 +236,23 @@ def test_traffic_models():
 # ---------------------------------------------------------------------- probe and messages
 def test_probe_without_cupy(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)   # import cupy -> ImportError
-    reason = engine._probe_uncached()
-    assert reason == engine.NO_CUPY
+    reason = device.find()
+    assert reason == device.NO_CUPY
     assert "pip install 'floydwarp[gpu]'" in reason and "backend='cpu'" in reason
 
 
 def test_solve_without_cupy_names_the_fallback(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
-    engine.probe.cache_clear()
+    device.probe.cache_clear()
     try:
         with pytest.raises(BackendUnavailableError, match=re.escape("pip install 'floydwarp[gpu]'")):
             fw.solve(np.zeros((3, 3)), backend="gpu")
     finally:
-        engine.probe.cache_clear()
+        device.probe.cache_clear()
 
 
 def test_memory_message_names_bytes():
-    msg = engine.memory_message(10 ** 12, 8 * 10 ** 10, 500_000, "int32", "Some GPU", predecessors=True)
+    msg = device.memory_message(10 ** 12, 8 * 10 ** 10, 500_000, "int32", "Some GPU", predecessors=True)
     assert "1000000000000 bytes" in msg and "80000000000 bytes" in msg
     assert "n = 500000" in msg and "backend='cpu'" in msg and "predecessors" in msg
 
@@ -340,12 +340,12 @@ def test_fast_falls_back_where_shared_memory_is_short(monkeypatch):
     assert panel.minplus_shape("int32")[3] == 80 * 1024 and panel.minplus_shape("int16")[3] == 56 * 1024
     turing = {"name": "Turing", "smem_optin": 64 * 1024, "cc": 75, "sm_count": 40}
     hopper = dict(turing, name="Hopper", smem_optin=227 * 1024, cc=90)
-    monkeypatch.setattr(engine, "_device", lambda: turing)
-    assert engine._variant_fits("int32", None) == "vec"
-    assert engine._variant_fits("int16", None) is None          # int16's 56 KiB fit: "wide" stays
-    assert engine._variant_fits("float64", None) is None        # "vec" already
+    monkeypatch.setattr(device, "current", lambda: turing)
+    assert tiles.variant_fits("int32", None) == "vec"
+    assert tiles.variant_fits("int16", None) is None          # int16's 56 KiB fit: "wide" stays
+    assert tiles.variant_fits("float64", None) is None        # "vec" already
     c = np.zeros((64, 64), np.int32)
     with pytest.raises(fw.FloydwarpError, match="shared memory"):
         panel.minplus(c, c.copy(), c.copy(), panel.Arith(0))
-    monkeypatch.setattr(engine, "_device", lambda: hopper)
-    assert engine._variant_fits("int32", None) is None and engine.fast_variant("int32") == engine.WIDE
+    monkeypatch.setattr(device, "current", lambda: hopper)
+    assert tiles.variant_fits("int32", None) is None and tiles.fast_variant("int32") == tiles.WIDE

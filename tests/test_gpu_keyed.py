@@ -1,4 +1,4 @@
-"""``fast`` with predecessors on a real device: keyed (gpu/keyed.py) against the reference
+"""``fast`` with predecessors on a real device: keyed (gpu/predecessors/keyed.py) against the reference
 and against the blocked kernels it replaces."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ cp = require_gpu()
 import keyed_model as model  # noqa: E402
 import floydwarp as fw  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
-from floydwarp.gpu import keyed  # noqa: E402
+from floydwarp.gpu.predecessors import keyed  # noqa: E402
 
 from conftest import random_weight_matrix  # noqa: E402
 from test_gpu import _solve, check_predecessors, graph, reference  # noqa: E402

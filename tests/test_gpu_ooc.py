@@ -14,7 +14,7 @@ cp = require_gpu()
 import floydwarp as fw  # noqa: E402
 from floydwarp.errors import DtypeError, FloydwarpError  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
-from floydwarp.gpu import ooc, panel  # noqa: E402
+from floydwarp.gpu import ooc, panel, tiles  # noqa: E402
 from floydwarp.numeric import inf_of  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -129,7 +129,7 @@ def test_row_panel_in_place_equals_out_of_place(dtype):
     d = g.to_matrix(dtype, inf)
     plan = Plan(n=192, dtype=np.dtype(dtype), inf=inf, clamp=True, backend="gpu", algorithm="fast")
     full = cp.asarray(d)
-    panel.close_block(full[:64, :64], plan)
+    tiles.close_block(full[:64, :64], plan)
     row = full[:64]
     pt = panel.to_words(full[:64, :64].copy())
     separate = row.copy()

@@ -1,4 +1,4 @@
-"""``fast`` with witness predecessors (gpu/witness.py) on a real device: the kernel against
+"""``fast`` with witness predecessors (gpu/predecessors/witness.py) on a real device: the kernel against
 its NumPy model, whole runs against the reference, and the fallbacks."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import floydwarp as fw  # noqa: E402
 from floydwarp import numeric  # noqa: E402
 from floydwarp.errors import FloydwarpError  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
-from floydwarp.gpu import witness  # noqa: E402
+from floydwarp.gpu.predecessors import witness  # noqa: E402
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk  # noqa: E402
 
 from test_gpu import _solve, check_predecessors, graph, reference  # noqa: E402

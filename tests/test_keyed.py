@@ -1,4 +1,4 @@
-"""Keyed predecessors (gpu/keyed.py) without a GPU: the plan, and the key arithmetic
+"""Keyed predecessors (gpu/predecessors/keyed.py) without a GPU: the plan, and the key arithmetic
 itself on the NumPy model of the kernels (keyed_model.py, which test_gpu_keyed.py holds the
 kernels to) against the textbook triple loop."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import keyed_model as model
 from conftest import random_weight_matrix, triple_loop
 
 from floydwarp import numeric
-from floydwarp.gpu import keyed
+from floydwarp.gpu.predecessors import keyed
 from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, initial_predecessors, walk
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import floydwarp as fw
-from floydwarp import numeric, registry
+from floydwarp import numeric, registry, schedule
 from floydwarp.dist.control import ControlTimeout, answer_collective, reduce_values
-from floydwarp.dist.gpu_engine import BlockPartition, choose_grid, split_bounds, union_skip
 from floydwarp.dist.grid import ProcessGrid
 from floydwarp.dist.launch import WorkerFailed, run_workers
+from floydwarp.dist.partition import BlockPartition, choose_grid, split_bounds, union_skip
 from floydwarp.errors import FloydwarpError
 from floydwarp.generate import erdos_renyi
 from floydwarp.plan import Plan
@@ -208,9 +208,9 @@ def _simulate(weights, shape, width, lookahead):
             local = full[r0:r0 + nr, c0:c0 + nc].copy()
             comms = SimpleNamespace(row=(rows[g.my_row], g.my_col) if shape[1] > 1 else None,
                                     col=(cols[g.my_col], g.my_row) if shape[0] > 1 else None)
-            engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, lookahead=lookahead, xp=FAKE_CUPY,
-                           ops=NumpyPanel, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root))
-            engine.run()
+            engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, xp=FAKE_CUPY, ops=NumpyPanel,
+                           close=NumpyPanel.close_block, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root))
+            schedule.run(engine, lookahead=lookahead)
             blocks[rank] = (r0, c0, local)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)

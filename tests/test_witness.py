@@ -1,4 +1,4 @@
-"""Witness predecessors (gpu/witness.py) without a GPU: the plan, the candidate segments,
+"""Witness predecessors (gpu/predecessors/witness.py) without a GPU: the plan, the candidate segments,
 and the recovery rule on the NumPy model of the kernel (witness_model.py) against the
 textbook triple loop."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import witness_model as model
 from conftest import random_weight_matrix, triple_loop
 
 from floydwarp import numeric
-from floydwarp.gpu import witness
+from floydwarp.gpu.predecessors import witness
 from floydwarp.plan import Plan
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from floydwarp import numeric
-from floydwarp.gpu import witness
+from floydwarp.gpu.predecessors import witness
 from floydwarp.predecessors import NO_PREDECESSOR
 
 

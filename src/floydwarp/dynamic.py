@@ -317,8 +317,10 @@ def _edge_used(result, a, b, old) -> bool:
 def _resolve(result, graph):
     """Solve ``graph`` again (same backend, algorithm and dtype where possible) into ``result``."""
     from .errors import BackendUnavailableError
-    from .solve import solve
 
+    solve = result.solver
+    if solve is None:
+        raise FloydwarpError("this change needs the graph solved again; only a result of floydwarp.solve can be")
     want_pred = result.pred is not None
     attempts = [(result.backend or "auto", result.algorithm or "auto", result.dtype.name),
                 (result.backend or "auto", result.algorithm or "auto", "auto"), ("auto", "auto", "auto")]

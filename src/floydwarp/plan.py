@@ -25,7 +25,7 @@ class Plan:
     #: engine-specific options (e.g. ``output="host"`` for the GPU)
     options: dict = field(default_factory=dict)
     #: the graph's weight statistics (numeric.WeightStats), for engines that pick a
-    #: narrower arithmetic where the weights allow it (gpu/keyed.py)
+    #: narrower arithmetic where the weights allow it (gpu/predecessors/keyed.py)
     stats: Any = None
 
     def report(self, done, total):

@@ -45,7 +45,8 @@ class Result:
     """
 
     def __init__(self, dist, pred=None, *, inf, labels=None, backend="", algorithm="",
-                 timings=None, num_edges=None, negative_cycles=None, metadata=None, graph=None):
+                 timings=None, num_edges=None, negative_cycles=None, metadata=None, graph=None,
+                 solver=None):
         self.dist = dist
         self.pred = pred
         self.inf = inf
@@ -56,6 +57,8 @@ class Result:
         self.num_edges = num_edges
         self.negative_cycles = NegativeCycles.none(self.n) if negative_cycles is None else negative_cycles
         self.graph = graph
+        #: what made this result (``floydwarp.solve``): ``update_edge`` re-solves with it
+        self.solver = solver
         self.metadata = dict(metadata or {})
         self._index = None if self.labels is None else {lab: i for i, lab in enumerate(self.labels)}
 
@@ -231,7 +234,7 @@ class Result:
         matrices live there -- widening the dtype if a new distance needs it and
         recording a negative cycle it closes.  An increase, or ``w=None`` / ``math.inf``
         (remove the edge), re-solves the graph unless no shortest path used the edge.
-        Needs the graph (``self.graph``, kept by :func:`floydwarp.solve`).  Updates this
+        Needs the graph (``self.graph``, kept by :func:`floydwarp.solve`, and ``self.solver``).  Updates this
         result in place and returns it.
 
         >>> import floydwarp as fw
@@ -254,7 +257,8 @@ class Result:
         return Result(to_host(self.dist), None if self.pred is None else to_host(self.pred), inf=self.inf,
                       labels=self.labels, backend=self.backend, algorithm=self.algorithm,
                       timings=self.timings, num_edges=self.num_edges,
-                      negative_cycles=self.negative_cycles, metadata=self.metadata, graph=self.graph)
+                      negative_cycles=self.negative_cycles, metadata=self.metadata, graph=self.graph,
+                      solver=self.solver)
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> Path:
@@ -267,7 +271,7 @@ class Result:
             "format": "floydwarp-result", "version": _FORMAT_VERSION,
             "dtype": host.dtype.name, "inf": host.inf.item() if hasattr(host.inf, "item") else host.inf,
             "backend": self.backend, "algorithm": self.algorithm, "timings": self.timings,
-            "num_edges": self.num_edges, "labels": _jsonable_labels(self.labels), "metadata": self.metadata,
+            "num_edges": self.num_edges, "labels": jsonable_labels(self.labels), "metadata": self.metadata,
         }
         cycles = self.negative_cycles
         arrays = {"dist": host.dist, "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -295,7 +299,7 @@ class Result:
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")
         inf = stored_inf(path, meta["dtype"], meta["inf"])
-        return cls(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
+        return cls(dist, pred, inf=inf, labels=labels_from_json(meta.get("labels")),
                    backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
                    timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
                    negative_cycles=cycles)
@@ -313,13 +317,13 @@ def stored_inf(path, dtype, value):
         raise FloydwarpError(f"{path}: its INF {value!r} is no {dtype.name} ({exc})") from None
 
 
-def _jsonable_labels(labels):
+def jsonable_labels(labels):
     if labels is None:
         return None
     return [lab.item() if isinstance(lab, np.generic) else lab for lab in labels]
 
 
-def _labels_from_json(labels):
+def labels_from_json(labels):
     if labels is None:
         return None
     return [tuple(lab) if isinstance(lab, list) else lab for lab in labels]

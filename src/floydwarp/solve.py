@@ -80,7 +80,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         raise numeric.too_narrow(choice.dtype, stats)
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
-                  negative_cycles=cycles, graph=graph,
+                  negative_cycles=cycles, graph=graph, solver=solve,
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})
 
 

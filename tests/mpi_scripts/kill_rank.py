@@ -7,16 +7,16 @@ import floydwarp as fw
 from floydwarp.dist import engine
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "kill"
-original = engine.BlockCyclic.pivot_and_panels
+original = engine.BlockCyclic.close_pivot
 
 
-def failing(self, r, **kw):
+def failing(self, r):
     if self.comm.Get_rank() == 1 and r == 3:
         if mode == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         raise RuntimeError("injected failure in round 3")
-    return original(self, r, **kw)
+    return original(self, r)
 
 
-engine.BlockCyclic.pivot_and_panels = failing
+engine.BlockCyclic.close_pivot = failing
 fw.solve(fw.generate.erdos_renyi(96, 20, seed=1), backend="mpi", block_size=8)

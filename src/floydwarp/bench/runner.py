@@ -160,7 +160,7 @@ def run(config: BenchConfig, *, study: str = "run", command: str | None = None,
 
 
 # ---------------------------------------------------------------- one case
-def _base_record(graph, config, backend, algorithm, dtype, block_size) -> dict:
+def base_record(graph, config, backend, algorithm, dtype, block_size) -> dict:
     return {"n": graph.n, "edges": graph.num_edges, "percent": config.percent, "seed": config.seed,
             "backend": backend, "algorithm": algorithm, "dtype": dtype, "block_size": block_size,
             "threads": config.threads, "repeats": config.repeats, "status": "ok", "note": ""}
@@ -173,7 +173,7 @@ def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_d
     from .. import registry
 
     options = dict(config.options if options is None else options)
-    record = _base_record(graph, config, case.backend, case.algorithm, case.dtype, case.block_size)
+    record = base_record(graph, config, case.backend, case.algorithm, case.dtype, case.block_size)
     if options:
         record["options"] = options
     kwargs = dict(dtype=case.dtype, backend=case.backend, algorithm=case.algorithm,
@@ -238,7 +238,7 @@ def time_scipy(graph, config: BenchConfig):
     import scipy.sparse as sp
     from scipy.sparse.csgraph import NegativeCycleError, floyd_warshall
 
-    record = _base_record(graph, replace(config, threads=1), "scipy", "floyd_warshall", "float64", None)
+    record = base_record(graph, replace(config, threads=1), "scipy", "floyd_warshall", "float64", None)
     if graph.n > config.scipy_max_n:
         return {**record, "status": "skipped",
                 "note": f"SciPy skipped above n = {config.scipy_max_n} (single-threaded O(n^3))"}, None

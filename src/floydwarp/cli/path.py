@@ -64,7 +64,7 @@ def format_route(entry, has_pred: bool) -> str:
 
 def print_pair(result, entry, as_json: bool):
     if as_json:
-        typer.echo(json.dumps(_jsonable(entry)))
+        typer.echo(json.dumps(jsonable(entry)))
         return
     typer.echo(f"from: {entry['from']}")
     typer.echo(f"to: {entry['to']}")
@@ -72,11 +72,11 @@ def print_pair(result, entry, as_json: bool):
     typer.echo(f"route: {format_route(entry, result.pred is not None)}")
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if hasattr(value, "item"):
         return value.item()
     return value

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import UsageError, app
-from .path import Format, Json, ResultFile, answer, format_distance, format_route, load, print_pair, _jsonable
+from .path import Format, Json, ResultFile, answer, format_distance, format_route, load, print_pair, jsonable
 
 
 @app.command(short_help="Distances and routes from a saved result (one pair, or a table from one vertex).",
@@ -57,7 +57,7 @@ def print_table(result, start, as_json: bool):
             entry = {"to": target, "status": "ok", "distance": d, "route": routes.get(target)}
         rows.append(entry)
     if as_json:
-        typer.echo(json.dumps(_jsonable({"from": result.label(result.index(start)), "targets": rows})))
+        typer.echo(json.dumps(jsonable({"from": result.label(result.index(start)), "targets": rows})))
         return
     has_pred = result.pred is not None
     table = [("target", "distance", "route")]

@@ -9,7 +9,9 @@ Algorithms
     pivot column tiles to ``X (x) P*`` with the closed pivot tile ``P*``,
     (3) update every other tile with the min-plus product of its column-panel
     and row-panel tiles, read from contiguous copies of the two panels; the
-    tiles of phases 2 and 3 run in parallel (``prange``).  n is padded to a
+    tiles of phases 2 and 3 run in parallel (``prange``).  The rounds are
+    ``floydwarp.schedule`` with the :class:`Tiles` engine (``phases=True`` adds
+    "phase1".."phase3" to the timings).  n is padded to a
     multiple of the block size with INF (0 on the padded diagonal).  The tiles
     are built straight from the graph a tile row at a time; with
     ``workdir=DIR`` they and the result live in memory-mapped files there, so
@@ -30,7 +32,6 @@ into the result, not building the start matrix (or tiles) and predecessors.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from contextlib import contextmanager
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import checkpoint
+from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import initial_predecessors
@@ -174,8 +175,9 @@ def _solve_blocked(graph, plan):
         t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
         _warm_up_blocked(plan.dtype, plan.predecessors)
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
+        stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         t0 = time.perf_counter()
-        _rounds(t, p, bool(plan.clamp), _lo(plan), plan.report, ckpt)
+        schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
         d = store.result((plan.n, plan.n), plan.dtype, "dist")
         _kernels().unpack(t, d)
         pred = None
@@ -184,7 +186,7 @@ def _solve_blocked(graph, plan):
             _kernels().unpack(p, pred)
         seconds = time.perf_counter() - t0
     store.release_tiles()
-    return EngineOutput(d, pred, {"compute": seconds}, metadata=metadata)
+    return EngineOutput(d, pred, {"compute": seconds, **stages.timings()}, metadata=metadata)
 
 
 def _warm_up_blocked(dtype, pred):
@@ -194,28 +196,43 @@ def _warm_up_blocked(dtype, pred):
     d, p, inf = _tiny(dtype, pred)
     t = d.reshape(1, 1, 3, 3).copy()
     tp = None if p is None else p.reshape(1, 1, 3, 3).copy()
-    _rounds(t, tp, True, np.dtype(dtype).type(-inf), lambda done, total: None, None)
+    schedule.run(Tiles(t, tp, True, np.dtype(dtype).type(-inf)))
     _kernels().unpack(t, d)
     if tp is not None:
         _kernels().unpack(tp, p)
     _warm.add(key)
 
 
-def _rounds(t, p, clamp, lo, report, checkpointer):
-    """Rounds on the tiled matrix; with a checkpointer, resume from its folder and save
-    at round boundaries (see floydwarp.checkpoint)."""
-    K = _kernels()
-    nb = t.shape[0]
-    start = 0 if checkpointer is None else checkpointer.restore(t, p)
-    with checkpointer.stop_on_signals() if checkpointer else contextlib.nullcontext():
-        for r in range(start, nb):
-            if p is None:
-                K.blocked_round(t, r, clamp, lo)
-            else:
-                K.blocked_round_pred(t, p, r, clamp, lo)
-            report(r + 1, nb)
-            if checkpointer is not None:
-                checkpointer.after_round(r + 1, nb, t, p)
+class Tiles:
+    """The cpu engine of the blocked schedule (floydwarp.schedule): the tiled matrix
+    ``t[I, J]`` (and predecessors ``p``) in one NumPy array or memory map, every phase a
+    Numba kernel over its tiles (``prange``); tiles never move."""
+
+    def __init__(self, t, p, clamp, lo):
+        self.t, self.p, self.clamp, self.lo = t, p, clamp, lo
+        self.rounds = t.shape[0]
+        self.K = _kernels()
+
+    def state(self):
+        return self.t, self.p
+
+    def close_pivot(self, r):
+        if self.p is None:
+            self.K.close_pivot(self.t, r, self.clamp, self.lo)
+        else:
+            self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo)
+
+    def update_panels(self, r):
+        if self.p is None:
+            self.K.update_panels(self.t, r, self.clamp, self.lo)
+        else:
+            self.K.update_panels_pred(self.t, self.p, r, self.clamp, self.lo)
+
+    def product(self, r, part):
+        if self.p is None:
+            self.K.product(self.t, r, self.clamp, self.lo)
+        else:
+            self.K.product_pred(self.t, self.p, r, self.clamp, self.lo)
 
 
 class Storage:

@@ -32,7 +32,7 @@ from numba.np.numpy_support import as_dtype
 # --------------------------------------------------------------------------- helpers
 #: Parallelize explicit ``prange`` loops only: no implicit parfors from array
 #: expressions or copies, no parfor fusion (see :func:`copy_of`).
-_PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
+PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
                 "setitem": False, "numpy": False, "stencil": False, "fusion": False,
                 "prange": True}
 
@@ -251,7 +251,7 @@ def fw_tile_pred(t, p, clamp, lo):
 
 
 # --------------------------------------------------------------------------- tiled layout
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def unpack(t, d):
     """Write the tiles back into the n x n matrix ``d``."""
     n = d.shape[0]
@@ -282,14 +282,24 @@ def panels(t, r):
     return rowp, colp
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
-def blocked_round(t, r, clamp, lo):
-    """One round of the 3-phase blocked schedule on the tiled matrix ``t``."""
-    nb = t.shape[0]
-    # phase 1: close the pivot tile
+# The three phases of a round are separate kernels: the blocked schedule (floydwarp.schedule)
+# calls them in turn, so it can time them and checkpoint between rounds.
+@njit(cache=True)
+def close_pivot(t, r, clamp, lo):
+    """Phase 1: close the pivot tile ``t[r, r]``."""
     fw_tile(t[r, r], clamp, lo)
+
+
+@njit(cache=True)
+def close_pivot_pred(t, p, r, clamp, lo):
+    fw_tile_pred(t[r, r], p[r, r], clamp, lo)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def update_panels(t, r, clamp, lo):
+    """Phase 2: pivot row tiles become piv* (x) x, pivot column tiles x (x) piv*."""
+    nb = t.shape[0]
     piv = copy_of(t[r, r])
-    # phase 2: pivot row tiles become piv* (x) x, pivot column tiles x (x) piv*
     for s in prange(2 * nb):
         if s < nb:
             if s != r:
@@ -306,23 +316,11 @@ def blocked_round(t, r, clamp, lo):
                 minplus(x, old, piv)
                 if clamp:
                     clamp_below(x, lo)
-    # phase 3: every other tile, from contiguous copies of the two panels
-    rowp, colp = panels(t, r)
-    for s in prange(nb * nb):
-        ib = s // nb
-        jb = s - ib * nb
-        if ib != r and jb != r:
-            x = t[ib, jb]
-            minplus(x, colp[ib], rowp[jb])
-            if clamp:
-                clamp_below(x, lo)
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
-def blocked_round_pred(t, p, r, clamp, lo):
-    """:func:`blocked_round` with the tiled predecessor matrix ``p``."""
+@njit(cache=True, parallel=PRANGE_ONLY)
+def update_panels_pred(t, p, r, clamp, lo):
     nb = t.shape[0]
-    fw_tile_pred(t[r, r], p[r, r], clamp, lo)
     piv = copy_of(t[r, r])
     ppiv = copy_of(p[r, r])
     for s in prange(2 * nb):
@@ -342,6 +340,26 @@ def blocked_round_pred(t, p, r, clamp, lo):
                 minplus_pred(x, p[ib, r], old, piv, ppiv)
                 if clamp:
                     clamp_below(x, lo)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def product(t, r, clamp, lo):
+    """Phase 3: every other tile, from contiguous copies of the two panels."""
+    nb = t.shape[0]
+    rowp, colp = panels(t, r)
+    for s in prange(nb * nb):
+        ib = s // nb
+        jb = s - ib * nb
+        if ib != r and jb != r:
+            x = t[ib, jb]
+            minplus(x, colp[ib], rowp[jb])
+            if clamp:
+                clamp_below(x, lo)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def product_pred(t, p, r, clamp, lo):
+    nb = t.shape[0]
     rowp, colp = panels(t, r)
     prow, _ = panels(p, r)
     for s in prange(nb * nb):
@@ -380,7 +398,7 @@ def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
             p[i, j] = prowk[j]
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def rows_steps(d, k0, k1, clamp, lo):
     """Steps k0..k1-1 of Floyd-Warshall: per k, row k copied to a buffer, rows i in parallel."""
     n = d.shape[0]
@@ -391,7 +409,7 @@ def rows_steps(d, k0, k1, clamp, lo):
             relax_row(d, i, rowk, k, clamp, lo)
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def rows_steps_pred(d, p, k0, k1, clamp, lo):
     n = d.shape[0]
     rowk = np.empty(n, d.dtype)
@@ -434,7 +452,7 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
 
 
 # --------------------------------------------------------------------------- predecessor check
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def pred_rows_with_cycles(p, first=0):
     """Rows i whose predecessors do not lead every reachable j back to i.
 

@@ -45,13 +45,12 @@ even when the result would fit.  A result that fits nowhere is refused before th
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
 import numpy as np
 
-from .. import checkpoint
+from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR, has_loops
@@ -82,9 +81,10 @@ def _lo(plan):
 
 # --------------------------------------------------------------------------- 2D block-cyclic
 class BlockCyclic:
-    """One process's share of the blocked schedule and the messages it exchanges."""
+    """One process's share of the blocked schedule (an engine of floydwarp.schedule): its
+    2D block-cyclic tiles, and the messages it exchanges with its process row and column."""
 
-    def __init__(self, comm, grid, local, plocal, clamp, lo, clock):
+    def __init__(self, comm, grid, rounds, local, plocal, clamp, lo, clock):
         from . import tiles
 
         self.K = tiles
@@ -94,36 +94,24 @@ class BlockCyclic:
         self.local, self.plocal = local, plocal
         self.clamp, self.lo, self.clock = clamp, lo, clock
         self.nt_rows, self.nt_cols, self.bs = local.shape[0], local.shape[1], local.shape[2]
+        self.rounds = rounds
         self.pred = plocal is not None
+        #: round -> its panels (row, column[, predecessor row]) and their broadcasts in flight
+        self.bufs, self.pending = {}, {}
 
     def free(self):
         self.row_comm.Free()
         self.col_comm.Free()
 
-    # -- phases 1 and 2 for round r, then start the panel broadcasts (non-blocking)
-    def pivot_and_panels(self, r, pivot_done=False):
-        """Phases 1-2 of round r (skipped when a resumed checkpoint already holds them),
-        then the non-blocking broadcasts of the round's panels."""
-        g, bs, L, P = self.grid, self.bs, self.local, self.plocal
-        li, lj = g.local_row(r), g.local_col(r)
-        if not pivot_done:
-            self.pivot(r, li, lj)
-        rowp = np.ascontiguousarray(L[li]) if li is not None else np.empty((self.nt_cols, bs, bs), L.dtype)
-        colp = np.ascontiguousarray(L[:, lj]) if lj is not None else np.empty((self.nt_rows, bs, bs), L.dtype)
-        bufs = [rowp, colp]
-        with self.clock():
-            reqs = [self.col_comm.Ibcast(rowp, root=r % g.rows), self.row_comm.Ibcast(colp, root=r % g.cols)]
-            if self.pred:
-                prowp = np.ascontiguousarray(P[li]) if li is not None else np.empty((self.nt_cols, bs, bs), np.int32)
-                reqs.append(self.col_comm.Ibcast(prowp, root=r % g.rows))
-                bufs.append(prowp)
-        return bufs, reqs
+    def state(self):
+        return self.local, self.plocal
 
-    def pivot(self, r, li, lj):
-        """Phase 1 on the pivot's owner, the pivot along its process row and column, phase 2."""
+    def close_pivot(self, r):
+        """Phase 1 on the pivot's owner, then the pivot along its process row and column."""
         from ..cpu.kernels import fw_tile, fw_tile_pred
 
         g, bs, L, P = self.grid, self.bs, self.local, self.plocal
+        li, lj = g.local_row(r), g.local_col(r)
         piv = np.empty((bs, bs), L.dtype)
         ppiv = np.empty((bs, bs), np.int32) if self.pred else None
         if li is not None and lj is not None:
@@ -142,6 +130,13 @@ class BlockCyclic:
                 self.col_comm.Bcast(piv, root=r % g.rows)
                 if self.pred:
                     self.col_comm.Bcast(ppiv, root=r % g.rows)
+        self.pivot = piv, ppiv
+
+    def update_panels(self, r):
+        """Phase 2 on the owners of the pivot row and column tiles."""
+        g, L, P = self.grid, self.local, self.plocal
+        li, lj = g.local_row(r), g.local_col(r)
+        piv, ppiv = self.pivot
         dummy = np.empty((1, 1, 1), np.int32)
         if li is not None:
             self.K.pivot_panel(L[li], P[li] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
@@ -150,29 +145,53 @@ class BlockCyclic:
             self.K.pivot_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
                                -1 if li is None else li, self.clamp, self.lo, self.pred, False)
 
-    def wait(self, reqs):
+    def broadcast(self, r):
+        """Non-blocking: the pivot tile row down process columns, the pivot tile column along
+        process rows (and the predecessor row)."""
+        g, bs, L, P = self.grid, self.bs, self.local, self.plocal
+        li, lj = g.local_row(r), g.local_col(r)
+        rowp = np.ascontiguousarray(L[li]) if li is not None else np.empty((self.nt_cols, bs, bs), L.dtype)
+        colp = np.ascontiguousarray(L[:, lj]) if lj is not None else np.empty((self.nt_rows, bs, bs), L.dtype)
+        bufs = [rowp, colp]
+        with self.clock():
+            reqs = [self.col_comm.Ibcast(rowp, root=r % g.rows), self.row_comm.Ibcast(colp, root=r % g.cols)]
+            if self.pred:
+                prowp = np.ascontiguousarray(P[li]) if li is not None else np.empty((self.nt_cols, bs, bs), np.int32)
+                reqs.append(self.col_comm.Ibcast(prowp, root=r % g.rows))
+                bufs.append(prowp)
+        self.bufs[r], self.pending[r] = bufs, reqs
+
+    def wait(self, *rounds):
         from mpi4py import MPI
 
-        with self.clock():
-            MPI.Request.Waitall(reqs)
+        reqs = [q for t in rounds for q in self.pending.pop(t, ())]
+        if reqs:
+            with self.clock():
+                MPI.Request.Waitall(reqs)
 
-    # -- phase 3 on a chosen set of local tiles
-    def update(self, bufs, sel_i, sel_j):
+    def store(self, r):
+        """The end of a round: the broadcasts in flight land (a checkpoint may follow)."""
+        self.wait(*list(self.pending))
+
+    def product(self, r, part):
+        """Phase 3 on this process's tiles of ``part``, with round r's panels."""
+        self.wait(r)
+        sel_i, sel_j = self.tiles_except(r, part)
         if sel_i.size == 0:
             return
         if self.pred:
-            rowp, colp, prowp = bufs
+            rowp, colp, prowp = self.bufs[r]
             self.K.update_tiles_pred(self.local, self.plocal, colp, rowp, prowp, sel_i, sel_j, self.clamp, self.lo)
         else:
-            rowp, colp = bufs
+            rowp, colp = self.bufs[r]
             self.K.update_tiles(self.local, colp, rowp, sel_i, sel_j, self.clamp, self.lo)
+        if part != schedule.NEXT:
+            del self.bufs[r]
 
-    def tiles_except(self, r, *, only_next=None):
-        """Local tile coordinates to update in round r's phase 3 (pivot row and column excluded).
-
-        ``only_next=True``: just the tiles in tile row or column r + 1 (the lookahead);
-        ``False``: all others.
-        """
+    def tiles_except(self, r, part=schedule.ALL):
+        """Local tile coordinates of round r's phase 3 (pivot row and column excluded):
+        every one (``ALL``), those in tile row or column r + 1 (``NEXT``), or the others
+        (``REST``)."""
         g = self.grid
         li_r, lj_r = g.local_row(r), g.local_col(r)
         ii, jj = np.meshgrid(np.arange(self.nt_rows), np.arange(self.nt_cols), indexing="ij")
@@ -181,40 +200,15 @@ class BlockCyclic:
             keep[li_r, :] = False
         if lj_r is not None:
             keep[:, lj_r] = False
-        if only_next is not None:
+        if part != schedule.ALL:
             nxt = np.zeros(ii.shape, bool)
             li_n, lj_n = g.local_row(r + 1), g.local_col(r + 1)
             if li_n is not None:
                 nxt[li_n, :] = True
             if lj_n is not None:
                 nxt[:, lj_n] = True
-            keep &= nxt if only_next else ~nxt
+            keep &= nxt if part == schedule.NEXT else ~nxt
         return ii[keep].astype(np.int64), jj[keep].astype(np.int64)
-
-    def run(self, nt, report, lookahead=True, checkpointer=None, start=0):
-        """Rounds start..nt-1.  A checkpoint taken after round r holds rounds <= r and, with
-        lookahead, round r+1's phases 1-2; resuming from it starts at round r+1 with those done."""
-        bufs, reqs = self.pivot_and_panels(start, pivot_done=start > 0 and lookahead)
-        self.wait(reqs)
-        for r in range(start, nt):
-            if lookahead and r + 1 < nt:
-                self.update(bufs, *self.tiles_except(r, only_next=True))
-                next_bufs, next_reqs = self.pivot_and_panels(r + 1)
-                self.update(bufs, *self.tiles_except(r, only_next=False))
-                self.wait(next_reqs)
-                bufs = next_bufs
-                self._after_round(checkpointer, r + 1, nt)
-            else:
-                self.update(bufs, *self.tiles_except(r))
-                if r + 1 < nt:
-                    self._after_round(checkpointer, r + 1, nt)
-                    bufs, reqs = self.pivot_and_panels(r + 1)
-                    self.wait(reqs)
-            report(r + 1, nt)
-
-    def _after_round(self, checkpointer, next_round, nt):
-        if checkpointer is not None:
-            checkpointer.after_round(next_round, nt, self.local, self.plocal)
 
 
 def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
@@ -276,8 +270,8 @@ def _solve_2d(comm, graph, plan, grid, bs):
     local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
     lookahead = plan.options.get("lookahead", True)
     ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
-    start = 0 if ckpt is None else ckpt.restore(local, plocal)
     clock = mpi_util.CommClock()
+    stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
     previous = numba.get_num_threads()
     numba.set_num_threads(_threads(plan, comm))
     try:
@@ -286,15 +280,15 @@ def _solve_2d(comm, graph, plan, grid, bs):
             comm.Barrier()
         clock.seconds = 0.0
         t0 = time.perf_counter()
-        if nt:
-            engine = BlockCyclic(comm, grid, local, plocal, bool(plan.clamp), _lo(plan), clock)
-            with ckpt.stop_on_signals() if ckpt else contextlib.nullcontext():
-                engine.run(nt, plan.report, lookahead=lookahead, checkpointer=ckpt, start=start)
+        engine = BlockCyclic(comm, grid, nt, local, plocal, bool(plan.clamp), _lo(plan), clock)
+        try:
+            schedule.run(engine, lookahead=lookahead, checkpointer=ckpt, report=plan.report, stages=stages)
+        finally:
             engine.free()
         compute = time.perf_counter() - t0
     finally:
         numba.set_num_threads(previous)
-    return local, plocal, {"compute": compute, "comm": clock.seconds}
+    return local, plocal, {"compute": compute, "comm": clock.seconds, **stages.timings()}
 
 
 def _tile_parts(grid, local, plocal, timings, n, bs):
@@ -326,9 +320,9 @@ def _warm_up(plan):
     dt = np.dtype(plan.dtype)
     local = np.zeros((2, 2, 2, 2), dt)
     plocal = np.zeros((2, 2, 2, 2), np.int32) if plan.predecessors else None
-    engine = BlockCyclic(MPI.COMM_SELF, ProcessGrid(1, 1, 0), local, plocal, True, _lo(plan),
+    engine = BlockCyclic(MPI.COMM_SELF, ProcessGrid(1, 1, 0), 2, local, plocal, True, _lo(plan),
                          mpi_util.CommClock())
-    engine.run(2, lambda done, total: None)
+    schedule.run(engine, lookahead=True)
     engine.free()
 
 

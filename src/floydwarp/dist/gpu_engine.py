@@ -5,19 +5,13 @@ runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, registered he
 ``multigpu`` backend (:mod:`floydwarp.dist.multigpu`, ``floydwarp solve --gpus N``) in
 worker processes it starts itself.
 
-Distribution (:class:`BlockPartition`)
-    The matrix is padded to a multiple of 64 (padding entries INF: they never shorten a
-    real path) and cut into panels of ``width`` (a multiple of 64; the last one may be
-    narrower).  A Pr x Pc process grid (:class:`floydwarp.dist.grid.ProcessGrid`) holds
-    it in contiguous 2D blocks: process row p owns a contiguous run of panel rows,
-    process column q a run of panel columns.  Every round of Floyd-Warshall updates
-    every entry, so contiguous blocks are as balanced as block-cyclic ones (to one panel)
-    and each process's share is one pitched device matrix: phase 3 is ONE
-    ``panel.minplus`` over it.
+Distribution (:class:`floydwarp.dist.partition.BlockPartition`): panels of ``width``,
+contiguous 2D blocks on a Pr x Pc process grid, each process's block one device matrix.
 
-A round r (pivot panel K = panel r, owned by process row pr and process column pc):
+A round r of the blocked schedule (floydwarp.schedule; :class:`Gpu2D` is the engine; pivot
+panel K = panel r, owned by process row pr and process column pc):
 
-1. the owner of the pivot block closes it (``panel.close_block``) and broadcasts it
+1. the owner of the pivot block closes it (``tiles.close_block``) and broadcasts it
    along its process row and column (NCCL);
 2. process row pr updates its slice of the row panel R = min(R, P (x) R), process
    column pc its slice of the column panel C = min(C, C (x) P) (``panel.minplus``);
@@ -25,9 +19,9 @@ A round r (pivot panel K = panel r, owned by process row pr and process column p
    every process row (NCCL broadcasts);
 4. every process: L = min(L, C (x) R) over its whole block, the pivot panels excepted.
 
-Lookahead: phase 3 of round r first updates the local parts of panel r + 1, then
-steps 1-3 of round r + 1 start on a second, high-priority stream (NCCL included)
-while the rest of round r's phase 3 runs; round r + 1's phase 3 waits for them.
+Lookahead (the schedule's): phase 3 of round r first updates the local parts of panel
+r + 1, then steps 1-3 of round r + 1 start on a second, high-priority stream (NCCL
+included) while the rest of round r's phase 3 runs; round r + 1's phase 3 waits for them.
 
 MPI (when used) carries only host data: NCCL unique ids, flags and the gathered result.
 ``gpu-rows`` is seed 002's 1D decomposition in its MPI + GPU form: the same engine on
@@ -36,21 +30,20 @@ distances from its owner (NCCL) and every GPU updates its rows.
 """
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from .. import checkpoint
+from .. import checkpoint, schedule
 from ..errors import FloydwarpError
-from ..gpu.layout import round_up
-from ..gpu.panel import UNIT, Arith   # UNIT: every dimension the panel kernel accepts is a multiple of it
+from ..gpu.panel import Arith
 from ..plan import EngineOutput
 from ..registry import register
 from . import mpi as mpi_util
+from . import nccl
 from .control import Control, MpiControl
 from .grid import ProcessGrid
+from .partition import UNIT, BlockPartition, choose_grid, union_skip
 
 #: default panel width: wide enough that a round's NCCL traffic and pivot work are
 #: small against its phase 3, narrow enough that the pivot closure stays short
@@ -59,201 +52,10 @@ DEFAULT_WIDTH = 512
 ROWS_WIDTH = UNIT
 #: rows per host <-> device copy when loading and gathering blocks
 BAND_BYTES = 256 << 20
+#: the dtypes of the multi-GPU algorithms
+GPU_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 
 
-def split_bounds(count: int, parts: int) -> list[int]:
-    """``parts + 1`` boundaries cutting ``count`` items into balanced contiguous runs."""
-    return [(p * count) // parts for p in range(parts + 1)]
-
-
-@dataclass(frozen=True)
-class BlockPartition:
-    """Panels of ``width`` over the padded matrix and their contiguous 2D blocks on a
-    ``rows`` x ``cols`` process grid (plain arithmetic, tested without a GPU)."""
-
-    n: int
-    width: int
-    rows: int
-    cols: int
-
-    def __post_init__(self):
-        if self.width <= 0 or self.width % UNIT:
-            raise FloydwarpError(f"the multi-GPU panel width (block_size) must be a positive multiple of {UNIT}, "
-                                 f"got {self.width}")
-        if self.rows < 1 or self.cols < 1:
-            raise FloydwarpError(f"bad process grid {self.rows}x{self.cols}")
-
-    @property
-    def padded(self) -> int:
-        """Side of the padded matrix (0 for an empty graph)."""
-        return round_up(self.n, UNIT)
-
-    @property
-    def panels(self) -> int:
-        """Rounds of the run: panels of ``width`` (the last may be narrower)."""
-        return -(-self.padded // self.width)
-
-    def span(self, t: int) -> tuple[int, int]:
-        """(first index, width) of panel t."""
-        start = t * self.width
-        return start, min(self.width, self.padded - start)
-
-    def _bounds(self, parts: int) -> list[int]:
-        return split_bounds(self.panels, parts)
-
-    def row_panels(self, grid_row: int) -> range:
-        b = self._bounds(self.rows)
-        return range(b[grid_row], b[grid_row + 1])
-
-    def col_panels(self, grid_col: int) -> range:
-        b = self._bounds(self.cols)
-        return range(b[grid_col], b[grid_col + 1])
-
-    def _extent(self, panels: range) -> tuple[int, int]:
-        if len(panels) == 0:
-            return 0, 0
-        first, _ = self.span(panels[0])
-        last, w = self.span(panels[-1])
-        return first, last + w - first
-
-    def row_extent(self, grid_row: int) -> tuple[int, int]:
-        """(first padded row, number of rows) of process row ``grid_row``'s block."""
-        return self._extent(self.row_panels(grid_row))
-
-    def col_extent(self, grid_col: int) -> tuple[int, int]:
-        return self._extent(self.col_panels(grid_col))
-
-    def owner_row(self, t: int) -> int:
-        """The process row holding panel t's rows."""
-        b = self._bounds(self.rows)
-        return max(p for p in range(self.rows) if b[p] <= t)
-
-    def owner_col(self, t: int) -> int:
-        b = self._bounds(self.cols)
-        return max(q for q in range(self.cols) if b[q] <= t)
-
-    def local_shape(self, grid_row: int, grid_col: int) -> tuple[int, int]:
-        return self.row_extent(grid_row)[1], self.col_extent(grid_col)[1]
-
-    def round_roles(self, t: int, grid: ProcessGrid) -> dict:
-        """What process ``grid.rank`` does in round t: whether it closes the pivot block,
-        updates a slice of the row / column panel, and the local offsets of panel t."""
-        pr, pc = self.owner_row(t), self.owner_col(t)
-        start, w = self.span(t)
-        in_row, in_col = grid.my_row == pr, grid.my_col == pc
-        return {"pivot_row": pr, "pivot_col": pc, "width": w,
-                "closes_pivot": in_row and in_col, "row_panel": in_row, "col_panel": in_col,
-                "local_row": start - self.row_extent(grid.my_row)[0] if in_row else None,
-                "local_col": start - self.col_extent(grid.my_col)[0] if in_col else None}
-
-
-def union_skip(*ranges) -> tuple[int, int]:
-    """One (first, count) range of 64-tiles covering the given element ranges
-    ((first, count) or None), which must touch: the panels of rounds r and r + 1."""
-    spans = [(a, a + c) for a, c in (r for r in ranges if r is not None) if c]
-    if not spans:
-        return 0, 0
-    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
-    if sum(b - a for a, b in spans) < hi - lo:
-        raise FloydwarpError(f"skip ranges {spans} do not touch")
-    return lo // UNIT, (hi - lo) // UNIT
-
-
-def choose_grid(size: int, shape=None) -> tuple[int, int]:
-    """The process grid: an explicit (Pr, Pc), else the most square with Pr <= Pc
-    (a 1 x 2 grid for two GPUs: the column panel, the larger message, stays home)."""
-    g = ProcessGrid.for_size(size, 0, shape)
-    return g.rows, g.cols
-
-
-# ------------------------------------------------------------------------ NCCL
-def _preload_wheel_nccl() -> bool:
-    """Load libnccl from the nvidia-nccl-cu12/-cu13 wheel (where pip put it, off the loader's
-    path) so that CuPy's bindings find it; True when one was loaded."""
-    import ctypes
-    import glob
-
-    try:
-        import nvidia.nccl as wheel
-    except ImportError:
-        return False
-    for folder in getattr(wheel, "__path__", []):
-        for lib in sorted(glob.glob(os.path.join(folder, "lib", "libnccl.so*"))):
-            try:
-                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-                return True
-            except OSError:
-                continue
-    return False
-
-
-def nccl_probe() -> str | None:
-    """None when CuPy's NCCL bindings load here, else why not."""
-    try:
-        from cupy.cuda import nccl
-        if not getattr(nccl, "available", True) and _preload_wheel_nccl():
-            import importlib
-
-            nccl = importlib.reload(nccl)
-    except ImportError:
-        if not _preload_wheel_nccl():
-            return "CuPy's NCCL bindings cannot be imported and no NCCL wheel is installed (pip install nvidia-nccl-cu12)"
-        try:
-            from cupy.cuda import nccl
-        except Exception as exc:  # noqa: BLE001
-            return f"CuPy's NCCL bindings cannot be imported ({type(exc).__name__}: {exc})"
-    except Exception as exc:  # noqa: BLE001 - any import problem means "not usable"
-        return f"CuPy's NCCL bindings cannot be imported ({type(exc).__name__}: {exc})"
-    if not getattr(nccl, "available", True):
-        return "CuPy was built without NCCL (pip install nvidia-nccl-cu12 / -cu13 next to CuPy)"
-    return None
-
-
-def ensure_nvls_off():
-    """NVLink multicast (NVLS) stays off: it must be set before NCCL's first communicator."""
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-
-
-class GridComms:
-    """NCCL communicators of one process: its process row and its process column.
-
-    Unique ids are made on rank 0 and travel over the control plane (host data only)."""
-
-    def __init__(self, control: Control, grid: ProcessGrid):
-        reason = nccl_probe()
-        if reason:
-            raise FloydwarpError(f"the multi-GPU engines move panels through NCCL: {reason}")
-        ensure_nvls_off()
-        from cupy.cuda import nccl
-
-        ids = None
-        if control.rank == 0:
-            ids = {"rows": [nccl.get_unique_id() if grid.cols > 1 else None for _ in range(grid.rows)],
-                   "cols": [nccl.get_unique_id() if grid.rows > 1 else None for _ in range(grid.cols)]}
-        ids = control.bcast(ids, root=0)
-        # every process creates its row communicator first, then its column one: no cycle of waits
-        self.row = nccl.NcclCommunicator(grid.cols, ids["rows"][grid.my_row], grid.my_col) if grid.cols > 1 else None
-        self.col = nccl.NcclCommunicator(grid.rows, ids["cols"][grid.my_col], grid.my_row) if grid.rows > 1 else None
-
-    def close(self):
-        for comm in (self.row, self.col):
-            if comm is not None:
-                comm.destroy()
-        self.row = self.col = None
-
-
-def nccl_bcast(comm, array, root: int, stream):
-    """Broadcast a contiguous device array in place (bytes, so every dtype goes)."""
-    from cupy.cuda import nccl
-
-    if comm is None or array.size == 0:
-        return
-    if not array.flags.c_contiguous:
-        raise FloydwarpError("NCCL broadcasts need contiguous buffers")
-    comm.bcast(array.data.ptr, array.nbytes, nccl.NCCL_INT8, root, stream.ptr)
-
-
-# ------------------------------------------------------------------------ one process's run
 def _highest_priority(cp):
     """The most urgent CUDA stream priority (None where CuPy cannot tell)."""
     try:
@@ -263,23 +65,27 @@ def _highest_priority(cp):
 
 
 class Gpu2D:
-    """One process's share of the panel schedule: its block ``L`` on its GPU, the panel
-    buffers (two sets, for lookahead) and its NCCL communicators."""
+    """One process's share of the panel schedule (an engine of floydwarp.schedule): its
+    block ``L`` on its GPU, the panel buffers (two sets, for lookahead) and its NCCL
+    communicators.  Phases 1-2 and the broadcasts run on a high-priority side stream,
+    phase 3 on the main stream."""
 
-    def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms: GridComms,
-                 lookahead: bool = True, reserve_sms: int = 0, *, xp=None, ops=None, broadcast=None):
-        """``xp`` (CuPy), ``ops`` (``gpu.panel``) and ``broadcast`` (:func:`nccl_bcast`)
-        are replaceable so that the tests run this very schedule on NumPy, with threads
-        for processes."""
+    def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms, reserve_sms: int = 0, *,
+                 xp=None, ops=None, close=None, broadcast=None):
+        """``xp`` (CuPy), ``ops`` (``gpu.panel``), ``close`` (``gpu.tiles.close_block``) and
+        ``broadcast`` (:func:`floydwarp.dist.nccl.bcast`) are replaceable so that the tests
+        run this very schedule on NumPy, with threads for processes."""
         if xp is None:
             import cupy as xp
         if ops is None:
             from ..gpu import panel as ops
+        if close is None:
+            from ..gpu.tiles import close_block as close
         cp, panel = xp, ops
-        self.cp, self.panel = xp, ops
-        self.broadcast = broadcast or nccl_bcast
+        self.cp, self.panel, self.close = xp, ops, close
+        self.broadcast_array = broadcast or nccl.bcast
         self.part, self.grid, self.L, self.plan, self.comms = part, grid, local, plan, comms
-        self.lookahead = lookahead
+        self.rounds = part.panels
         dt = np.dtype(plan.dtype)
         self.arith = Arith.of(plan)
         rows, cols = local.shape
@@ -292,34 +98,47 @@ class Gpu2D:
         # the lookahead stream's kernels go first wherever the GPU has room
         self.side = cp.cuda.Stream(non_blocking=True, priority=_highest_priority(cp))
         self.comm_events = []
+        #: round -> (R, CT, roles) of its panels; round -> the side stream's event once they are broadcast
+        self.panels, self.ready = {}, {}
         self.blocks = None
         if reserve_sms:
-            from ..gpu.engine import _device
+            from ..gpu import device
 
-            self.blocks = max(1, _device()["sm_count"] - int(reserve_sms)) * panel.minplus_shape(dt)[4]
+            self.blocks = max(1, device.current()["sm_count"] - int(reserve_sms)) * panel.minplus_shape(dt)[4]
 
-    # -- steps 1-3 of round t, on ``stream``; returns (R, CT, roles) for phase 3
-    def panels(self, t, stream):
-        pn, L = self.panel, self.L
+    # -- phases 1-2 and the broadcasts of round t, on the side stream
+    def close_pivot(self, t):
+        """The pivot block closed by its owner (after the main stream's work so far) and
+        sent along its process row and column."""
         roles = self.part.round_roles(t, self.grid)
+        w, lr, lc = roles["width"], roles["local_row"], roles["local_col"]
+        P = self.P[:w * w].reshape(w, w)
+        self.side.wait_event(self.main.record())
+        with self.side:
+            if roles["closes_pivot"]:
+                pivot = self.L[lr:lr + w, lc:lc + w]
+                self.close(pivot, self.plan, stream=self.side)
+                P[...] = pivot
+            if roles["row_panel"]:
+                self._bcast(self.comms.row, P, roles["pivot_col"])
+            if roles["col_panel"]:
+                self._bcast(self.comms.col, P, roles["pivot_row"])
+        self.panels[t] = None, None, roles
+
+    def update_panels(self, t):
+        """This process's slices of the row panel R = min(R, P (x) R) and the column panel
+        C = min(C, C (x) P); C ends in word form, phase 3's left operand."""
+        pn, L, stream = self.panel, self.L, self.side
+        roles = self.panels[t][2]
         w, lr, lc = roles["width"], roles["local_row"], roles["local_col"]
         slot = t % 2
         P = self.P[:w * w].reshape(w, w)
         PT = self.PT[:w * w].reshape(w, w)
-        arith = self.arith
         with stream:
-            if roles["closes_pivot"]:
-                pivot = L[lr:lr + w, lc:lc + w]
-                pn.close_block(pivot, self.plan, stream=stream)
-                P[...] = pivot
-            if roles["row_panel"]:
-                self._bcast(self.comms.row, P, roles["pivot_col"], stream)
-            if roles["col_panel"]:
-                self._bcast(self.comms.col, P, roles["pivot_row"], stream)
             if roles["row_panel"]:
                 R = L[lr:lr + w]
                 pn.to_words(P, out=PT, stream=stream)
-                pn.minplus(R, PT, R, arith, stream=stream,
+                pn.minplus(R, PT, R, self.arith, stream=stream,
                            skip_cols=(lc // UNIT, w // UNIT) if roles["col_panel"] else (0, 0))
             else:
                 R = self.R[slot][:w]
@@ -327,45 +146,54 @@ class Gpu2D:
             if roles["col_panel"]:
                 C = L[:, lc:lc + w]
                 pn.to_words(C, out=CT, stream=stream)            # C before its update
-                pn.minplus(C, CT, P, arith, stream=stream,
+                pn.minplus(C, CT, P, self.arith, stream=stream,
                            skip_rows=(lr // UNIT, w // UNIT) if roles["row_panel"] else (0, 0))
                 pn.to_words(C, out=CT, stream=stream)            # ... and after: phase 3's left operand
-            self._bcast(self.comms.col, R, roles["pivot_row"], stream)
-            self._bcast(self.comms.row, CT, roles["pivot_col"], stream)
-        return R, CT, roles
+        self.panels[t] = R, CT, roles
 
-    def _bcast(self, comm, array, root, stream):
+    def broadcast(self, t):
+        """R down every process column, C (in word form) along every process row."""
+        R, CT, roles = self.panels[t]
+        with self.side:
+            self._bcast(self.comms.col, R, roles["pivot_row"])
+            self._bcast(self.comms.row, CT, roles["pivot_col"])
+        self.ready[t] = self.side.record()
+
+    def _bcast(self, comm, array, root):
         if comm is None or array.size == 0:
             return
         a = self.cp.cuda.Event()
-        a.record(stream)
-        self.broadcast(comm, array, root, stream)
+        a.record(self.side)
+        self.broadcast_array(comm, array, root, self.side)
         b = self.cp.cuda.Event()
-        b.record(stream)
+        b.record(self.side)
         self.comm_events.append((a, b))
 
-    # -- phase 3 of a round, on the main stream
+    # -- phase 3, on the main stream
     def _update(self, c, at, b, skip_rows=(0, 0), skip_cols=(0, 0)):
         if c.size == 0:
             return
         self.panel.minplus(c, at, b, self.arith, skip_rows=skip_rows,
                            skip_cols=skip_cols, stream=self.main, blocks=self.blocks)
 
-    def phase3(self, R, CT, roles, nxt=None):
-        """``L = min(L, C (x) R)`` outside round t's panels; with ``nxt`` (round t + 1's
-        roles) only the parts in round t + 1's panels (the lookahead) when
-        ``nxt["only"]`` is True, else everything but them."""
+    def product(self, t, part):
+        """``L = min(L, C (x) R)`` outside round t's panels: everywhere (``ALL``), only the
+        parts in round t + 1's panels (``NEXT``), or everything but them (``REST``)."""
+        if t in self.ready:
+            self.main.wait_event(self.ready.pop(t))
+        R, CT, roles = self.panels[t] if part == schedule.NEXT else self.panels.pop(t)
         w = roles["width"]
         cur_r = (roles["local_row"], w) if roles["row_panel"] else None
         cur_c = (roles["local_col"], w) if roles["col_panel"] else None
         L = self.L
-        if nxt is None:
+        if part == schedule.ALL:
             self._update(L, CT, R, union_skip(cur_r), union_skip(cur_c))
             return
+        nxt = self.part.round_roles(t + 1, self.grid)
         nw = nxt["width"]
         nxt_r = (nxt["local_row"], nw) if nxt["row_panel"] else None
         nxt_c = (nxt["local_col"], nw) if nxt["col_panel"] else None
-        if nxt["only"]:
+        if part == schedule.NEXT:
             if nxt_r is not None:
                 r0 = nxt_r[0]
                 self._update(L[r0:r0 + nw], CT[:, r0:r0 + nw], R, skip_cols=union_skip(cur_c))
@@ -374,31 +202,6 @@ class Gpu2D:
                 self._update(L[:, c0:c0 + nw], CT, R[:, c0:c0 + nw], skip_rows=union_skip(cur_r, nxt_r))
         else:
             self._update(L, CT, R, union_skip(cur_r, nxt_r), union_skip(cur_c, nxt_c))
-
-    def run(self, report=lambda done, total: None):
-        rounds = self.part.panels
-        if rounds == 0:
-            return
-        R, CT, roles = self.panels(0, self.side)
-        self.main.wait_event(self.side.record())
-        for t in range(rounds):
-            if self.lookahead and t + 1 < rounds:
-                nxt = dict(self.part.round_roles(t + 1, self.grid), only=True)
-                self.phase3(R, CT, roles, nxt)
-                self.side.wait_event(self.main.record())
-                following = self.panels(t + 1, self.side)
-                self.phase3(R, CT, roles, dict(nxt, only=False))
-                self.main.wait_event(self.side.record())
-                R, CT, roles = following
-            else:
-                self.phase3(R, CT, roles)
-                if t + 1 < rounds:
-                    self.side.wait_event(self.main.record())
-                    R, CT, roles = self.panels(t + 1, self.side)
-                    self.main.wait_event(self.side.record())
-            report(t + 1, rounds)
-        self.main.synchronize()
-        self.side.synchronize()
 
     def comm_seconds(self) -> float:
         """GPU time inside NCCL broadcasts (waiting for the peers included)."""
@@ -413,6 +216,20 @@ def width_of(plan, default=DEFAULT_WIDTH) -> int:
         raise FloydwarpError(f"block_size for the multi-GPU engines is the panel width: a positive multiple of "
                              f"{UNIT} (e.g. 256, 512, 1024), got {plan.block_size}")
     return w
+
+
+def gpu_count(plan) -> int:
+    """GPUs to use: ``gpus=`` or every visible one, refused beyond what is there."""
+    import cupy as cp
+
+    have = cp.cuda.runtime.getDeviceCount()
+    want = plan.options.get("gpus")
+    want = have if want is None else int(want)
+    if want < 1:
+        raise FloydwarpError(f"gpus must be at least 1, got {want}")
+    if want > have:
+        raise FloydwarpError(f"asked for {want} GPUs but {have} are visible (CUDA_VISIBLE_DEVICES)")
+    return want
 
 
 def check_plan(plan):
@@ -487,16 +304,16 @@ def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, g
     dev = cp.cuda.Device(device_id)
     dev.use()
     L = upload_block(read_rows, part, grid, np.dtype(plan.dtype), plan.inf)
-    comms = GridComms(control, grid)
+    comms = nccl.GridComms(control, grid)
     try:
-        engine = Gpu2D(part, grid, L, plan, comms, lookahead=plan.options.get("lookahead", True),
-                       reserve_sms=int(plan.options.get("reserve_sms", 0)))
-        _warm_up(plan)
+        engine = Gpu2D(part, grid, L, plan, comms, reserve_sms=int(plan.options.get("reserve_sms", 0)))
+        warm_up(plan)
         dev.synchronize()
         timings["setup"] = time.perf_counter() - t0
         control.barrier()
         t1 = time.perf_counter()
-        engine.run(plan.report if control.rank == 0 else (lambda done, total: None))
+        schedule.run(engine, lookahead=plan.options.get("lookahead", True),
+                     report=plan.report if control.rank == 0 else None)
         dev.synchronize()
         compute = time.perf_counter() - t1
         comm = engine.comm_seconds()
@@ -510,18 +327,18 @@ def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, g
     return L, part, grid, timings, negative, meta
 
 
-def _warm_up(plan):
+def warm_up(plan):
     """Compile the panel kernels of this dtype on one 64 x 64 block, off the clock."""
     import cupy as cp
     import dataclasses
 
-    from ..gpu import panel
+    from ..gpu import panel, tiles
 
     dt = np.dtype(plan.dtype)
     block = cp.zeros((UNIT, UNIT), dt)
     at = panel.to_words(block)
     panel.minplus(block, at, block, Arith.of(plan))
-    panel.close_block(block, dataclasses.replace(plan, progress=None))
+    tiles.close_block(block, dataclasses.replace(plan, progress=None))
 
 
 # ------------------------------------------------------------------------ the mpi backend's GPU algorithms
@@ -600,16 +417,13 @@ def gather_to_root(comm, L, part, grid, dtype, root=0):
     return full
 
 
-_GPU_DTYPES = ("int16", "int32", "int64", "float32", "float64")
-
-
-@register("mpi", "gpu-2d", predecessors=False, dtypes=_GPU_DTYPES)
+@register("mpi", "gpu-2d", predecessors=False, dtypes=GPU_DTYPES)
 def gpu_2d(graph, plan) -> EngineOutput:
     """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
     return _mpi_gpu(graph, plan, width_of(plan), plan.options.get("grid"))
 
 
-@register("mpi", "gpu-rows", predecessors=False, dtypes=_GPU_DTYPES)
+@register("mpi", "gpu-rows", predecessors=False, dtypes=GPU_DTYPES)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
     return _mpi_gpu(graph, plan, width_of(plan, ROWS_WIDTH), (mpi_util.world().Get_size(), 1))

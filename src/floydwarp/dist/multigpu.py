@@ -25,37 +25,22 @@ import time
 
 import numpy as np
 
-from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..registry import register, register_backend
-from . import gpu_engine
+from . import gpu_engine, nccl
 from .control import Control
 from .launch import DEFAULT_TIMEOUT, run_workers
+from .partition import choose_grid
 
 
 def probe() -> str | None:
-    from ..gpu.engine import probe as gpu_probe
+    from ..gpu import device
 
-    reason = gpu_probe()
-    return reason or gpu_engine.nccl_probe()
+    return device.probe() or nccl.probe()
 
 
 register_backend("multigpu", "Several GPUs of one node: one worker process per GPU, NCCL between them "
                  "(floydwarp solve --gpus N)", probe=probe)
-
-
-def gpu_count(plan) -> int:
-    """GPUs to use: ``gpus=`` or every visible one, refused beyond what is there."""
-    import cupy as cp
-
-    have = cp.cuda.runtime.getDeviceCount()
-    want = plan.options.get("gpus")
-    want = have if want is None else int(want)
-    if want < 1:
-        raise FloydwarpError(f"gpus must be at least 1, got {want}")
-    if want > have:
-        raise FloydwarpError(f"asked for {want} GPUs but {have} are visible (CUDA_VISIBLE_DEVICES)")
-    return want
 
 
 def shared_folder(nbytes: int, workdir=None) -> str:
@@ -110,19 +95,19 @@ def worker_run(control: Control, rank: int, plan, path: str, width: int, grid_sh
     matrix.flush()
     del L
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
-    from ..gpu.engine import _device
+    from ..gpu import device
 
-    meta["device"] = _device()["name"]
+    meta["device"] = device.current()["name"]
     return {"timings": timings, "negative": negative, "metadata": meta}
 
 
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     """The launcher's side: shared matrix, workers, result."""
     gpu_engine.check_plan(plan)
-    gpus = gpu_count(plan)
+    gpus = gpu_engine.gpu_count(plan)
     if grid_shape is None:
         grid_shape = plan.options.get("grid")
-    gpu_engine.choose_grid(gpus, grid_shape)                  # refuse a bad grid before starting anything
+    choose_grid(gpus, grid_shape)                  # refuse a bad grid before starting anything
     t0 = time.perf_counter()
     shared = SharedMatrix(plan.n, plan.dtype, plan.options.get("workdir"))
     try:
@@ -140,19 +125,16 @@ def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
                         metadata=meta)
 
 
-_DTYPES = ("int16", "int32", "int64", "float32", "float64")
-
-
-@register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=_DTYPES)
+@register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
 def gpu_2d(graph, plan) -> EngineOutput:
     """One worker process per GPU: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
     return run_multigpu(graph, plan, gpu_engine.width_of(plan))
 
 
-@register("multigpu", "gpu-rows", predecessors=False, dtypes=_DTYPES)
+@register("multigpu", "gpu-rows", predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows, one worker process per GPU, a 64-row panel per round via NCCL (distances only)."""
-    gpus = gpu_count(plan)
+    gpus = gpu_engine.gpu_count(plan)
     return run_multigpu(graph, plan, gpu_engine.width_of(plan, gpu_engine.ROWS_WIDTH), (gpus, 1))
 
 

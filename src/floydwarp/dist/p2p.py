@@ -11,9 +11,10 @@ K of ``width`` columns):
    C = min(C, C (x) P), with P = R[:, K] -- and runs phase 3 on its rows,
    L = min(L, C (x) R).
 
-The host thread only enqueues: each GPU works on its own stream, and a GPU waits for the
-owner's event only before copying R.  The building blocks are ``gpu.panel``'s, the
-row split :class:`~floydwarp.dist.gpu_engine.BlockPartition` on a G x 1 grid.
+The rounds are floydwarp.schedule's (:class:`PeerRows` is the engine).  The host thread
+only enqueues: each GPU works on its own stream, and a GPU waits for the owner's event
+only before copying R.  The building blocks are ``gpu.panel``'s, the row split
+:class:`~floydwarp.dist.partition.BlockPartition` on a G x 1 grid.
 """
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ import time
 
 import numpy as np
 
+from .. import schedule
 from ..plan import EngineOutput
 from ..registry import register
 from . import gpu_engine
 from .grid import ProcessGrid
-from .multigpu import _DTYPES, gpu_count
+from .partition import BlockPartition
 
 
 class _Gpu:
@@ -64,70 +66,102 @@ def _enable_peer_access(gpus):
                         pass          # already enabled in this process
 
 
-def _round(t, part, gpus, plan, arith):
-    import cupy as cp
+class PeerRows:
+    """The engine of the blocked schedule (floydwarp.schedule) over every GPU's rows."""
 
-    from ..gpu import panel
+    def __init__(self, part, gpus, plan):
+        from ..gpu import panel
 
-    k0, w = part.span(t)
-    owner = gpus[part.owner_row(t)]
-    lr = part.round_roles(t, owner.grid)["local_row"]
-    u = (k0 // panel.UNIT, w // panel.UNIT)
-    with owner.device, owner.stream:
+        self.part, self.gpus, self.plan = part, gpus, plan
+        self.rounds = part.panels
+        self.arith = panel.Arith.of(plan)
+
+    def _round(self, t):
+        """(pivot columns k0, width w, the owning GPU, its local row of panel t)."""
+        k0, w = self.part.span(t)
+        owner = self.gpus[self.part.owner_row(t)]
+        return k0, w, owner, self.part.round_roles(t, owner.grid)["local_row"]
+
+    def close_pivot(self, t):
+        from ..gpu import tiles
+
+        k0, w, owner, lr = self._round(t)
+        with owner.device, owner.stream:
+            tiles.close_block(owner.L[lr:lr + w, k0:k0 + w], self.plan, stream=owner.stream)
+
+    def update_panels(self, t):
+        """The owner's row panel R = min(R, P (x) R); each GPU's slice of the column panel
+        follows in ``product``, once R has reached it."""
+        from ..gpu import panel
+
+        k0, w, owner, lr = self._round(t)
+        with owner.device, owner.stream:
+            R = owner.L[lr:lr + w]
+            PT = owner.PT[:w * w].reshape(w, w)
+            panel.to_words(R[:, k0:k0 + w], out=PT, stream=owner.stream)
+            panel.minplus(R, PT, R, self.arith, skip_cols=(k0 // panel.UNIT, w // panel.UNIT), stream=owner.stream)
+            self.ready = owner.stream.record()
+
+    def broadcast(self, t):
+        """R peer-to-peer into every other GPU's panel buffer."""
+        import cupy as cp
+
+        k0, w, owner, lr = self._round(t)
         R = owner.L[lr:lr + w]
-        pivot = R[:, k0:k0 + w]
-        panel.close_block(pivot, plan, stream=owner.stream)
-        PT = owner.PT[:w * w].reshape(w, w)
-        panel.to_words(pivot, out=PT, stream=owner.stream)
-        panel.minplus(R, PT, R, arith, skip_cols=u, stream=owner.stream)
-        ready = owner.stream.record()
-    copied = []
-    for g in gpus:
-        with g.device, g.stream:
-            if g is owner:
-                Rg, skip_rows = R, (lr // panel.UNIT, w // panel.UNIT)
-            else:
-                g.stream.wait_event(ready)
-                Rg, skip_rows = g.R[:w], (0, 0)
-                cp.cuda.runtime.memcpyPeerAsync(Rg.data.ptr, g.id, R.data.ptr, owner.id, R.nbytes, g.stream.ptr)
-                copied.append(g.stream.record())
+        self.copied = []
+        for g in self.gpus:
+            if g is not owner:
+                with g.device, g.stream:
+                    g.stream.wait_event(self.ready)
+                    cp.cuda.runtime.memcpyPeerAsync(g.R[:w].data.ptr, g.id, R.data.ptr, owner.id, R.nbytes,
+                                                    g.stream.ptr)
+                    self.copied.append(g.stream.record())
+
+    def product(self, t, part):
+        """On every GPU: its slice of the column panel C = min(C, C (x) P), P = R[:, K],
+        then its rows L = min(L, C (x) R)."""
+        from ..gpu import panel
+
+        k0, w, owner, lr = self._round(t)
+        u = (k0 // panel.UNIT, w // panel.UNIT)
+        for g in self.gpus:
             if g.L.shape[0] == 0:
                 continue
-            C = g.L[:, k0:k0 + w]
-            CT = g.CT[:w]
-            panel.to_words(C, out=CT, stream=g.stream)
-            panel.minplus(C, CT, Rg[:, k0:k0 + w], arith, skip_rows=skip_rows, stream=g.stream)
-            panel.to_words(C, out=CT, stream=g.stream)
-            panel.minplus(g.L, CT, Rg, arith, skip_rows=skip_rows, skip_cols=u, stream=g.stream)
-    # the owner's rows of panel t change again in round t + 1: not before every copy of them is done
-    for event in copied:
-        owner.stream.wait_event(event)
+            with g.device, g.stream:
+                if g is owner:
+                    Rg, skip_rows = owner.L[lr:lr + w], (lr // panel.UNIT, w // panel.UNIT)
+                else:
+                    Rg, skip_rows = g.R[:w], (0, 0)
+                C = g.L[:, k0:k0 + w]
+                CT = g.CT[:w]
+                panel.to_words(C, out=CT, stream=g.stream)
+                panel.minplus(C, CT, Rg[:, k0:k0 + w], self.arith, skip_rows=skip_rows, stream=g.stream)
+                panel.to_words(C, out=CT, stream=g.stream)
+                panel.minplus(g.L, CT, Rg, self.arith, skip_rows=skip_rows, skip_cols=u, stream=g.stream)
+        # the owner's rows of panel t change again in round t + 1: not before every copy of them is done
+        for event in self.copied:
+            owner.stream.wait_event(event)
 
 
-@register("multigpu", "rows-p2p", predecessors=False, dtypes=_DTYPES)
+@register("multigpu", "rows-p2p", predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
 def rows_p2p(graph, plan) -> EngineOutput:
     """One process, rows split over the GPUs, the pivot row panel copied peer-to-peer each round."""
     import cupy as cp
 
-    from ..gpu import panel
-
     gpu_engine.check_plan(plan)
-    count = gpu_count(plan)
-    part = gpu_engine.BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
+    count = gpu_engine.gpu_count(plan)
+    part = BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
     dt = np.dtype(plan.dtype)
-    arith = panel.Arith.of(plan)
     t0 = time.perf_counter()
     gpus = [_Gpu(d, part, graph, plan) for d in range(count)]
     _enable_peer_access(gpus)
     for g in gpus:
         with g.device:
-            gpu_engine._warm_up(plan)
+            gpu_engine.warm_up(plan)
             g.device.synchronize()
     timings = {"setup": time.perf_counter() - t0}
     t1 = time.perf_counter()
-    for t in range(part.panels):
-        _round(t, part, gpus, plan, arith)
-        plan.report(t + 1, part.panels)
+    schedule.run(PeerRows(part, gpus, plan), report=plan.report)
     for g in gpus:
         g.stream.synchronize()
     timings["compute"] = time.perf_counter() - t1

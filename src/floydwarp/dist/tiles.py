@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from ..cpu.kernels import _PRANGE_ONLY, clamp_below, copy_of, minplus, minplus_pred
+from ..cpu.kernels import PRANGE_ONLY, clamp_below, copy_of, minplus, minplus_pred
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def update_tiles(local, colp, rowp, sel_i, sel_j, clamp, lo):
     """Phase 3 on the chosen local tiles: ``local[i, j] = min(local[i, j], colp[i] (x) rowp[j])``."""
     for s in prange(sel_i.size):
@@ -18,7 +18,7 @@ def update_tiles(local, colp, rowp, sel_i, sel_j, clamp, lo):
             clamp_below(x, lo)
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def update_tiles_pred(local, plocal, colp, rowp, prowp, sel_i, sel_j, clamp, lo):
     for s in prange(sel_i.size):
         i = sel_i[s]
@@ -29,7 +29,7 @@ def update_tiles_pred(local, plocal, colp, rowp, prowp, sel_i, sel_j, clamp, lo)
             clamp_below(x, lo)
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def pivot_panel(tiles, ptiles, piv, ppiv, skip, clamp, lo, with_pred, row_side):
     """Phase 2: pivot-row tiles become ``piv* (x) x`` (``row_side``), pivot-column tiles
     ``x (x) piv*``; one product suffices because ``piv`` is closed."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import modules
+from . import device, modules
 
 CHAINS = 16  # independent chains per thread in ceilings.cu
 
@@ -48,8 +48,6 @@ def addmin_rate(kind: str, iters=4096, repeat=5) -> float:
     and float32-nonneg (two relaxations of non-negative floats per three-way integer min)."""
     import cupy as cp
 
-    from .engine import _device
-
     if kind == "int16x2":
         expr, dtype, per_op = "ceil_addmin_s16x2", np.uint32, 2
     elif kind == "float32-nonneg":
@@ -62,7 +60,7 @@ def addmin_rate(kind: str, iters=4096, repeat=5) -> float:
     kern = modules.kernel("ceilings.cu", expr, group)
     block = 256
     per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
-    grid = max(1, per_sm) * _device()["sm_count"] * 4
+    grid = max(1, per_sm) * device.current()["sm_count"] * 4
     rng = np.random.default_rng(0)
     if dtype == np.uint32:
         host = rng.integers(0, 1 << 13, size=1024, dtype=np.uint32)
@@ -78,10 +76,8 @@ def addmin_rate(kind: str, iters=4096, repeat=5) -> float:
 def measure() -> dict:
     """``{"device", "copy_bytes_per_s", "addmin_per_s": {int32, int16x2, float32, float32-nonneg,
     float64}}``."""
-    from .engine import _device
-
     return {
-        "device": _device()["name"],
+        "device": device.current()["name"],
         "copy_bytes_per_s": copy_bandwidth(),
         "addmin_per_s": {k: addmin_rate(k) for k in ("int32", "int16x2", "float32", "float32-nonneg", "float64")},
     }

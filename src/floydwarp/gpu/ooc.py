@@ -7,7 +7,7 @@ wide pivot panel K (``w`` columns, ``w`` in the thousands) runs as
 
 1. the pivot row panel R = D[K, :] and column panel C = D[:, K] are on the GPU (loaded
    from the host in round 0, left there by the previous round after that); the pivot
-   block is closed (``panel.close_block``) and both panels updated with it
+   block is closed (``tiles.close_block``) and both panels updated with it
    (``panel.minplus``); they go back to the host on a copy stream;
 2. every other w x w tile streams through: host -> GPU, T = min(T, C[I] (x) R[J]), GPU ->
    host, on ``STREAMS`` CUDA streams with a buffer each, so the copies of some tiles
@@ -21,18 +21,17 @@ bandwidth and the kernel's rate and picks the widest panel that fits the memory 
 """
 from __future__ import annotations
 
-import contextlib
-import functools
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import checkpoint
-from ..arrays import to_host
+from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
-from . import panel
+from ..registry import register
+from . import device, panel, tiles, traffic
+from .host import HostMatrix, pcie_bandwidth
 from .layout import format_bytes, round_up
 
 #: CUDA streams (and tile buffers) that tiles are spread over
@@ -44,8 +43,6 @@ PANEL_MIN, PANEL_MAX = 64, 4096
 EXPECTED_RATE = {"int16": 28.7e12, "int32": 14.9e12, "float32": 12.0e12, "int64": 3.1e12, "float64": 1.1e12}
 #: device memory left aside for CuPy's pools, the pivot closure's scratch and the driver
 RESERVE_BYTES = 16 << 20
-#: bytes copied each way by the PCIe probe
-PROBE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -120,174 +117,24 @@ def tile_order(rounds: int, r: int) -> list[tuple[int, int]]:
     return first + rest
 
 
-# ---------------------------------------------------------------------- host side
-class HostMatrix:
-    """The n x n matrix in host memory and its tile copies to and from the GPU.
-
-    Pinned memory is copied by the DMA engines directly (``cudaMemcpy2DAsync``); a
-    memory-mapped file (or pageable memory, where the OS will not pin that much) goes
-    through pinned staging buffers (one pair per slot), copied
-    on the CPU: a tile's result is written back to the file when its slot is next used
-    (``flush``), so the file copies of one slot overlap the GPU work of the others."""
-
-    def __init__(self, array, pinned: bool, slots: int, tile_bytes: int):
-        self.array = array
-        self.pinned = pinned
-        self.n = array.shape[0]
-        self.isz = array.itemsize
-        self._stage = []
-        self._pending = [None] * slots
-        if not pinned:
-            import cupyx
-
-            self._stage = [(cupyx.empty_pinned(tile_bytes, np.uint8), cupyx.empty_pinned(tile_bytes, np.uint8))
-                           for _ in range(slots)]
-
-    @classmethod
-    def create(cls, n, dtype, workdir, slots, tile_bytes):
-        dt = np.dtype(dtype)
-        if workdir is not None:
-            from pathlib import Path
-
-            path = Path(workdir) / "dist.npy"
-            return cls(np.lib.format.open_memmap(path, mode="w+", dtype=dt, shape=(n, n)), False, slots, tile_bytes)
-        from cupy.cuda import runtime as rt
-
-        from ..cpu.engine import available_memory
-
-        need = n * n * dt.itemsize
-        have = available_memory()
-        if have is not None and need > have:
-            raise FloydwarpError(
-                f"the out-of-core GPU run keeps the {n} x {n} {dt.name} matrix ({format_bytes(need)}) in host "
-                f"memory, and only {format_bytes(have)} is available; pass workdir=DIR (--workdir DIR) to keep "
-                f"it in a memory-mapped file there")
-        array = np.empty((n, n), dtype=dt)
-        # Page-locking an allocated array (cudaHostRegister) works for sizes where
-        # cudaHostAlloc fails (84 GiB on the 128 GB H100 host) and is faster (3 s vs 12 s
-        # for 20 GiB there); where the OS refuses, staging copies pageable memory.
-        try:
-            if need:
-                rt.hostRegister(array.ctypes.data, need, 0)
-            pinned = True
-        except rt.CUDARuntimeError:
-            pinned = False
-        return cls(array, pinned, slots, tile_bytes)
-
-    def release(self):
-        """Unpin the matrix (it stays the result, as ordinary memory)."""
-        from cupy.cuda import runtime as rt
-
-        if self.pinned and self.array.size:
-            rt.hostUnregister(self.array.ctypes.data)
-            self.pinned = False
-
-    def _region(self, r0, rows, c0, cols):
-        return self.array[r0:r0 + rows, c0:c0 + cols]
-
-    def h2d(self, dst, r0, rows, c0, cols, stream, slot):
-        """Rows r0.. and columns c0.. of the matrix into the top-left of device view ``dst``."""
-        from cupy.cuda import runtime as rt
-
-        if not rows or not cols:
-            return
-        width = cols * self.isz
-        dpitch = dst.strides[0]
-        if self.pinned:
-            src = self.array.ctypes.data + (r0 * self.n + c0) * self.isz
-            rt.memcpy2DAsync(dst.data.ptr, dpitch, src, self.n * self.isz, width, rows, rt.memcpyHostToDevice,
-                             stream.ptr)
-            return
-        self.flush(slot, stream)
-        stage = self._stage[slot][0][:rows * width].view(self.array.dtype).reshape(rows, cols)
-        np.copyto(stage, self._region(r0, rows, c0, cols))
-        rt.memcpy2DAsync(dst.data.ptr, dpitch, stage.ctypes.data, width, width, rows, rt.memcpyHostToDevice,
-                         stream.ptr)
-
-    def d2h(self, src, r0, rows, c0, cols, stream, slot):
-        """The top-left rows x cols of device view ``src`` into the matrix at (r0, c0)."""
-        from cupy.cuda import runtime as rt
-
-        if not rows or not cols:
-            return
-        width = cols * self.isz
-        spitch = src.strides[0]
-        if self.pinned:
-            dst = self.array.ctypes.data + (r0 * self.n + c0) * self.isz
-            rt.memcpy2DAsync(dst, self.n * self.isz, src.data.ptr, spitch, width, rows, rt.memcpyDeviceToHost,
-                             stream.ptr)
-            return
-        self.flush(slot, stream)
-        out = self._stage[slot][1]
-        rt.memcpy2DAsync(out.ctypes.data, width, src.data.ptr, spitch, width, rows, rt.memcpyDeviceToHost,
-                         stream.ptr)
-        self._pending[slot] = (r0, rows, c0, cols)
-
-    def flush(self, slot, stream):
-        """Finish the slot's copies: its staged result goes into the file, its input
-        buffer may be overwritten."""
-        if self.pinned:
-            return
-        stream.synchronize()
-        pending, self._pending[slot] = self._pending[slot], None
-        if pending is not None:
-            r0, rows, c0, cols = pending
-            staged = self._stage[slot][1][:rows * cols * self.isz].view(self.array.dtype).reshape(rows, cols)
-            self._region(r0, rows, c0, cols)[...] = staged
-
-    def fill_from(self, graph, dtype, inf, band_rows=1024):
-        for lo in range(0, self.n, band_rows):
-            hi = min(self.n, lo + band_rows)
-            self.array[lo:hi] = to_host(graph.matrix_rows(lo, hi, dtype, inf))
-
-
-@functools.lru_cache(maxsize=None)
-def pcie_bandwidth(device_id: int) -> dict:
-    """Pinned host <-> device copy rates of this GPU, bytes per second (best of 3 x 64 MiB)."""
-    import cupy as cp
-    import cupyx
-
-    host = cupyx.empty_pinned(PROBE_BYTES, np.uint8)
-    dev = cp.empty(PROBE_BYTES, np.uint8)
-    rates = {}
-    for name, copy in (("h2d", lambda: dev.data.copy_from_host(host.ctypes.data, PROBE_BYTES)),
-                       ("d2h", lambda: dev.data.copy_to_host(host.ctypes.data, PROBE_BYTES))):
-        best = float("inf")
-        for _ in range(3):
-            cp.cuda.Device().synchronize()
-            t0 = time.perf_counter()
-            copy()
-            cp.cuda.Device().synchronize()
-            best = min(best, time.perf_counter() - t0)
-        rates[name] = PROBE_BYTES / best
-    return rates
-
-
 # ---------------------------------------------------------------------- the engine
-def device_budget(plan) -> int:
-    """Bytes of GPU memory the run may use: ``max_gpu_memory`` or what is free."""
+@register("gpu", "out-of-core", predecessors=False, bytes_moved=traffic.out_of_core_model,
+          description="the matrix in pinned host memory (or a memory-mapped file with workdir=DIR), streamed "
+                      "through the GPU in wide panels on several CUDA streams; 'fast' switches to it when the "
+                      "matrix does not fit in GPU memory or max_gpu_memory")
+def solve(graph, plan) -> EngineOutput:
+    """Out-of-core: the matrix in host memory, streamed through the GPU."""
     import cupy as cp
-
-    free, _ = cp.cuda.runtime.memGetInfo()
-    available = int(free) + int(cp.get_default_memory_pool().free_bytes())
-    cap = plan.options.get("max_gpu_memory")
-    return available if cap is None else min(int(cap), available)
-
-
-def solve_out_of_core(graph, plan) -> EngineOutput:
-    import cupy as cp
-
-    from .engine import _device
 
     if plan.predecessors:
         raise FloydwarpError("the out-of-core GPU engine computes distances only; for predecessors use "
                              "backend='cpu' with workdir=DIR, or a GPU with room for the matrix")
     dt = np.dtype(plan.dtype)
     n = int(graph.n)
-    dev = _device()
+    dev = device.current()
     bw = pcie_bandwidth(cp.cuda.Device().id)
     bandwidth = min(bw["h2d"], bw["d2h"])
-    w = int(plan.options.get("panel_width") or choose_width(n, dt, device_budget(plan), bandwidth))
+    w = int(plan.options.get("panel_width") or choose_width(n, dt, device.budget(plan), bandwidth))
     if w % panel.UNIT or w <= 0:
         raise FloydwarpError(f"panel_width must be a positive multiple of {panel.UNIT}, got {w}")
     lay = OocLayout(n, w, dt.itemsize, panel.word_dtype(dt).itemsize)
@@ -308,7 +155,7 @@ def solve_out_of_core(graph, plan) -> EngineOutput:
     ckpt = checkpoint.from_plan(plan, graph, block=w, extra={"out_of_core": True})
     try:
         t1 = time.perf_counter()
-        _Rounds(host, lay, plan).run(ckpt)
+        schedule.run(Streamed(host, lay, plan), checkpointer=ckpt, report=plan.report)
         timings["compute"] = time.perf_counter() - t1
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise FloydwarpError(f"the GPU ran out of memory in the out-of-core run (n = {n}, {w}-wide panels): "
@@ -318,13 +165,15 @@ def solve_out_of_core(graph, plan) -> EngineOutput:
     return EngineOutput(host.array, None, timings, metadata=meta)
 
 
-class _Rounds:
-    """Device buffers and streams of one out-of-core run, and its rounds."""
+class Streamed:
+    """The out-of-core engine of the blocked schedule: the matrix in host memory, this
+    round's and the next round's panels and ``STREAMS`` tile buffers on the GPU."""
 
     def __init__(self, host: HostMatrix, lay: OocLayout, plan):
         import cupy as cp
 
-        self.cp, self.host, self.lay, self.plan = cp, host, lay, plan
+        self.host, self.lay, self.plan = host, lay, plan
+        self.rounds = lay.rounds
         dt = np.dtype(plan.dtype)
         self.inf = dt.type(plan.inf)
         self.arith = panel.Arith.of(plan)
@@ -339,22 +188,25 @@ class _Rounds:
         self.main = cp.cuda.Stream(non_blocking=True)
         self.copy = cp.cuda.Stream(non_blocking=True)
         self.streams = [cp.cuda.Stream(non_blocking=True) for _ in range(STREAMS)]
+        #: the panels on the GPU are the next round's (after the first load, the rounds keep them there)
+        self.loaded = False
+        self.panels_done = None
 
-    def run(self, ckpt):
+    def state(self):
+        return (self.host.array,)
+
+    def _views(self, r):
+        """(R, C, the next round's Rn, Cn, P, span of round r, of round r + 1 (or zeros))."""
         lay = self.lay
-        start = 0 if ckpt is None else ckpt.restore(self.host.array)
-        with ckpt.stop_on_signals() if ckpt else contextlib.nullcontext():
-            for r in range(start, lay.rounds):
-                if r == start:
-                    self._load_panels(r)
-                self._round(r)
-                self.R.reverse()
-                self.C.reverse()
-                self.plan.report(r + 1, lay.rounds)
-                if ckpt is not None:
-                    ckpt.after_round(r + 1, lay.rounds, self.host.array)
+        k0, kr, kp = lay.span(r)
+        Rv, Cv = self.R[0][:kp], self.C[0][:, :kp]
+        nxt = lay.span(r + 1) if r + 1 < lay.rounds else (0, 0, 0)
+        return Rv, Cv, self.R[1], self.C[1], Rv[:, k0:k0 + kp], (k0, kr, kp), nxt
 
-    def _load_panels(self, r):
+    def load(self, r):
+        """Round r's panels from the host, where no earlier round left them on the GPU."""
+        if self.loaded:
+            return
         lay, host = self.lay, self.host
         k0, kr, _ = lay.span(r)
         for t in range(lay.rounds):
@@ -363,41 +215,52 @@ class _Rounds:
             host.h2d(self.C[0][lo:], lo, real, k0, kr, self.copy, STREAMS)
         host.flush(STREAMS, self.copy)
         self.copy.synchronize()
+        self.loaded = True
 
-    def _round(self, r):
-        lay, host = self.lay, self.host
-        R, C, Rn, Cn = self.R[0], self.C[0], self.R[1], self.C[1]
-        k0, kr, kp = lay.span(r)
-        u0, un = k0 // panel.UNIT, kp // panel.UNIT
-        arith = self.arith
-        has_next = r + 1 < lay.rounds
-        n0, nr, _ = lay.span(r + 1) if has_next else (0, 0, 0)
+    def close_pivot(self, r):
+        _, _, _, _, P, (_, kr, kp), _ = self._views(r)
         with self.main:
             if kp > kr:   # a narrow last panel: its padding rows / columns are INF
-                R[kr:kp] = self.inf
-                C[:, kr:kp] = self.inf
-            Rv, Cv = R[:kp], C[:, :kp]
-            P = Rv[:, k0:k0 + kp]
-            panel.close_block(P, self.plan)
+                self.R[0][kr:kp] = self.inf
+                self.C[0][:, kr:kp] = self.inf
+            tiles.close_block(P, self.plan)
+
+    def update_panels(self, r):
+        Rv, Cv, Rn, Cn, P, (k0, kr, kp), (n0, nr, _) = self._views(r)
+        u0, un = k0 // panel.UNIT, kp // panel.UNIT
+        arith = self.arith
+        with self.main:
             Cv[k0:k0 + kp] = P
             panel.minplus(Rv, panel.to_words(P, out=self.PT[:kp, :kp]), Rv, arith, skip_cols=(u0, un))
             CTv = self.CT[:kp]
             panel.to_words(Cv, out=CTv)                 # the column panel before its update
             panel.minplus(Cv, CTv, P, arith, skip_rows=(u0, un))
             panel.to_words(Cv, out=CTv)                 # ... and after: phase 3's left operand
-            if has_next:   # the next panels' blocks that lie in this round's panels
+            if nr:   # the next panels' blocks that lie in this round's panels
                 Rn[:nr, k0:k0 + kr] = Cv[n0:n0 + nr, :kr]
                 Cn[k0:k0 + kr, :nr] = Rv[:kr, n0:n0 + nr]
-            panels_done = self.main.record()
-        # the finished panels go back to the host beside phase 3
-        self.copy.wait_event(panels_done)
+            self.panels_done = self.main.record()
+
+    def broadcast(self, r):
+        """The finished panels go back to the host on the copy stream, beside phase 3."""
+        lay, host = self.lay, self.host
+        Rv, Cv, _, _, _, (k0, kr, _), _ = self._views(r)
+        self.copy.wait_event(self.panels_done)
         for t in range(lay.rounds):
             lo, real, _ = lay.span(t)
             host.d2h(Rv[:, lo:], k0, kr, lo, real, self.copy, STREAMS)
             if t != r:
                 host.d2h(Cv[lo:], lo, real, k0, kr, self.copy, STREAMS)
+
+    def product(self, r, part):
+        """Every other tile streams through: host -> GPU, T = min(T, C[I] (x) R[J]), GPU ->
+        host, spread over the streams; the next round's panel tiles go first and are also
+        copied into the next panel buffers."""
+        lay, host = self.lay, self.host
+        Rv, _, Rn, Cn, _, _, (_, nr, _) = self._views(r)
+        CTv = self.CT[:Rv.shape[0]]
         for s in self.streams:
-            s.wait_event(panels_done)
+            s.wait_event(self.panels_done)
         for idx, (i, j) in enumerate(tile_order(lay.rounds, r)):
             slot = idx % STREAMS
             stream, buf = self.streams[slot], self.tiles[slot]
@@ -406,14 +269,20 @@ class _Rounds:
             host.h2d(buf, i0, ir, j0, jr, stream, slot)
             with stream:
                 tile = buf[:ip, :jp]
-                panel.minplus(tile, CTv[:, i0:i0 + ip], Rv[:, j0:j0 + jp], arith)
+                panel.minplus(tile, CTv[:, i0:i0 + ip], Rv[:, j0:j0 + jp], self.arith)
                 if i == r + 1:
                     Rn[:nr, j0:j0 + jr] = tile[:nr, :jr]
                 if j == r + 1:
                     Cn[i0:i0 + ir, :nr] = tile[:ir, :nr]
             host.d2h(buf, i0, ir, j0, jr, stream, slot)
+
+    def store(self, r):
+        """Every copy of round r lands in host memory; the next round's panels become this round's."""
+        host = self.host
         for slot, s in enumerate(self.streams):
             host.flush(slot, s)
             s.synchronize()
         host.flush(STREAMS, self.copy)
         self.copy.synchronize()
+        self.R.reverse()
+        self.C.reverse()

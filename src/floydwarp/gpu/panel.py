@@ -2,14 +2,15 @@
 
 A round of blocked Floyd-Warshall with a pivot panel K of width w (a multiple of 64):
 
-1. ``close_block``: Floyd-Warshall on the w x w pivot block (the in-core ``fast``
+1. ``tiles.close_block``: Floyd-Warshall on the w x w pivot block (the in-core ``fast``
    kernels on a view);
 2. ``minplus`` with the closed pivot P: row panel R = min(R, P (x) R), column panel
    C = min(C, C (x) P);
 3. ``minplus`` for every other tile T = min(T, C[I] (x) R[J]).
 
-The out-of-core engine (``ooc.py``) runs these on tiles streamed from host memory, the
-multi-GPU engine on each rank's share.  ``minplus`` takes its left operand transposed
+``wide.py`` runs these rounds on the whole device matrix, the out-of-core engine
+(``ooc.py``) on tiles streamed from host memory, the multi-GPU engine on each rank's
+share.  ``minplus`` takes its left operand transposed
 into words (``to_words``), as the persistent phase-3 kernels do.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FloydwarpError
-from . import modules
+from . import device, modules
 
 #: tile side of the product's units and of every dimension it accepts
 UNIT = 64
@@ -108,11 +109,9 @@ def _words_kernel(dtype):
 def _minplus_kernel(dtype, clamp: bool, nonneg: bool, device_id: int):
     """``fw_minplus`` for a dtype, and how many of its blocks fit on an SM of device
     ``device_id`` (the current one: ``modules.kernel`` grants the shared memory there)."""
-    from .engine import _occupancy
-
     _, _, threads, smem, _ = minplus_shape(dtype)
     kern = modules.kernel("minplus.cu", _expression(dtype, clamp, nonneg), _group(dtype), dynamic_smem=smem)
-    return kern, _occupancy(kern, threads, smem)
+    return kern, device.occupancy(kern, threads, smem)
 
 
 def pitch(a) -> int:
@@ -144,14 +143,15 @@ def to_words(a, out=None, stream=None, keep=-1):
         out = cp.empty((cols, rows), dtype=word_dtype(dt))
     if rows and cols:
         kern = _words_kernel(dt)
-        with _on(stream):
+        with on(stream):
             kern(((cols + 31) // 32, (rows + 31) // 32), (32, 8),
                  (*pitched(a), *pitched(out), np.int32(rows), np.int32(cols),
                   np.int32(keep)))
     return out
 
 
-def _on(stream):
+def on(stream):
+    """``with on(stream):`` launches on ``stream``, or on the current stream for None."""
     import contextlib
 
     return stream if stream is not None else contextlib.nullcontext()
@@ -165,8 +165,6 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     ``c`` itself (the pivot row panel).  ``skip_rows`` / ``skip_cols`` = (first, count)
     in 64-tiles: those rows / columns of ``c`` are left alone.  ``blocks`` caps the
     persistent grid (tests use it to give blocks long runs of units)."""
-    from .engine import _device
-
     dt = np.dtype(c.dtype)
     m, n = c.shape
     k = at.shape[0]
@@ -180,7 +178,7 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     if mt <= 0 or nt <= 0 or k == 0:
         return c
     _, _, threads, smem, _ = minplus_shape(dt)
-    dev = _device()
+    dev = device.current()
     if smem > dev["smem_optin"]:
         raise FloydwarpError(f"the panel product needs {smem} bytes of shared memory per block for {dt.name}; "
                              f"{dev['name']} allows {dev['smem_optin']}")
@@ -189,32 +187,10 @@ def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), strea
     if blocks:
         grid = min(grid, int(blocks))
     grid = max(1, min(grid, mt * nt))
-    with _on(stream):
+    with on(stream):
         kern((grid,), (threads,),
              (*pitched(c), *pitched(at), *pitched(b),
               np.int32(mt), np.int32(nt), np.int32(k // UNIT),
               np.int32(skip_rows[0]), np.int32(skip_rows[1]), np.int32(skip_cols[0]), np.int32(skip_cols[1]),
               dt.type(arith.ninf)), shared_mem=smem)
     return c
-
-
-def close_block(block, plan, stream=None):
-    """Floyd-Warshall in place on a square view of a device matrix (side a multiple of
-    64) with the ``fast`` kernels of ``plan.dtype``."""
-    import cupy as cp
-
-    from .engine import Ctx, _run_fast
-    from .layout import Layout
-
-    w = block.shape[0]
-    if block.shape != (w, w):
-        raise FloydwarpError(f"close_block needs a square block, got {block.shape}")
-    _check_multiple("block side", w)
-    if w == 0:
-        return block
-    lay = dataclasses.replace(Layout.make(w, block.itemsize, UNIT), pitch=pitch(block))
-    # the 64-tile kernels ("pipe"; "vec" where the dtype has no "pipe"), whatever the caller's variant
-    sub = dataclasses.replace(plan, progress=None, predecessors=False, options={"fast_variant": "pipe"})
-    with _on(stream):
-        _run_fast(Ctx(cp, block, None, lay, sub))
-    return block

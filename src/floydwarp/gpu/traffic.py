@@ -48,7 +48,7 @@ out_of_core_model = panel_model(4096)
 def fast_model(n, itemsize, block_size=None):
     """"fast": 2048-wide rounds of panel products ("wide") for 2- and 4-byte types,
     blocked traffic at 64 x 64 tiles ("vec") for the 8-byte types
-    (engine.FAST_DEFAULT_VARIANT)."""
+    (tiles.FAST_DEFAULT_VARIANT)."""
     if int(itemsize) == 8:
         return blocked_model(64)(n, itemsize, block_size or 64)
     return panel_model(2048)(n, itemsize, block_size)

@@ -1,7 +1,7 @@
 """``fast`` variant "wide": in-core blocked Floyd-Warshall with wide rounds of panel products.
 
 Rounds of ``w`` pivot columns (w a multiple of 64, ``WIDE_WIDTH`` per dtype) instead of 64:
-the w x w pivot block is closed by the 64-tile kernels (``panel.close_block``), then the
+the w x w pivot block is closed by the 64-tile kernels (``tiles.close_block``), then the
 pivot row and column panels and the rest of the matrix are each ONE ``panel.minplus``
 launch (minplus.cu), which keeps every output tile in registers over all w pivot steps.
 Against 64-wide rounds ("pipe"), a cell is read and written once per w steps instead of
@@ -10,12 +10,12 @@ schedule as the out-of-core engine (ooc.py), with the whole matrix on the device
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 
 import numpy as np
 
 from ..errors import FloydwarpError
-from . import panel
+from . import panel, tiles
 
 #: pivot columns per round by dtype (options["wide_width"] overrides).  H100, n = 16384,
 #: T relax/s at 1024 / 1536 / 2048 / 3072: int16 28.22 / 28.24 / 28.13 / 28.44, int32
@@ -34,45 +34,53 @@ def width(plan) -> int:
 def run(ctx) -> None:
     """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
     plan = ctx.plan
-    rounds(ctx.d[:, :ctx.lay.N], width(plan), lambda pivot: panel.close_block(pivot, plan),
-           ctx.arith, phase=ctx.phase, report=ctx.report)
+    ctx.rounds(Rounds(ctx.d[:, :ctx.lay.N], width(plan), functools.partial(tiles.close_block, plan=plan), ctx.arith))
 
 
-def _untimed(name):
-    return contextlib.nullcontext()
+class Rounds:
+    """The engine of the blocked schedule for in-core blocked Floyd-Warshall on the square
+    device matrix ``d`` (side a multiple of 64) in rounds of ``w`` pivot columns.
+    ``close(pivot)`` closes a pivot block in place; the products compute in ``arith``
+    (``panel.Arith``); ``keep`` goes to ``panel.to_words`` (keyed predecessors)."""
 
+    def __init__(self, d, w, close, arith, keep=-1):
+        import cupy as cp
 
-def rounds(d, w, close, arith, *, keep=-1, phase=_untimed, report=None) -> None:
-    """Blocked Floyd-Warshall in place on the square device matrix ``d`` (side a multiple
-    of 64) in rounds of ``w`` pivot columns.  ``close(pivot)`` closes a pivot block in
-    place; the products compute in ``arith`` (``panel.Arith``); ``keep`` goes to
-    ``panel.to_words`` (keyed.py); ``phase(name)`` times what it
-    encloses (``Ctx.phase``); ``report(done, total)`` follows the rounds."""
-    import cupy as cp
+        self.d, self.close, self.arith, self.keep = d, close, arith, keep
+        self.n_pad = n_pad = d.shape[0]
+        self.w = w = min(w, n_pad)
+        wd = panel.word_dtype(d.dtype)
+        self.col_t = cp.empty((w, n_pad), wd)       # the column panel, transposed into words
+        self.piv_t = cp.empty((w, w), wd)           # the closed pivot block, likewise
+        self.rounds = -(-n_pad // w)
+        self._views = None
 
-    n_pad = d.shape[0]
-    w = min(w, n_pad)
-    wd = panel.word_dtype(d.dtype)
-    col_t = cp.empty((w, n_pad), wd)       # the column panel, transposed into words
-    piv_t = cp.empty((w, w), wd)           # the closed pivot block, likewise
-    total = -(-n_pad // w)
-    for r in range(total):
-        k0 = r * w
-        kw = min(w, n_pad - k0)
-        skip = (k0 // panel.UNIT, kw // panel.UNIT)
-        pivot = d[k0:k0 + kw, k0:k0 + kw]
-        rows, cols = d[k0:k0 + kw], d[:, k0:k0 + kw]
-        ct, pt = col_t[:kw], piv_t[:kw, :kw]
-        with phase("phase1"):
-            close(pivot)
-        if kw < n_pad:      # (a pivot that is the whole matrix is the whole answer)
-            with phase("phase2"):
-                panel.to_words(pivot, out=pt, keep=keep)
-                panel.minplus(rows, pt, rows, arith, skip_cols=skip)
-                panel.to_words(cols, out=ct, keep=keep)        # the column panel before its update ...
-                panel.minplus(cols, ct, pivot, arith, skip_rows=skip)
-                panel.to_words(cols, out=ct, keep=keep)        # ... and after: the left operand of the rest
-            with phase("phase3"):
-                panel.minplus(d, ct, rows, arith, skip_rows=skip, skip_cols=skip)
-        if report is not None:
-            report(r + 1, total)
+    def _round(self, r):
+        """(pivot block, row panel, column panel, its words, the pivot's words, skip) of
+        round r, made once a round (keyed runs make thousands of short rounds)."""
+        if self._views is None or self._views[0] != r:
+            k0 = r * self.w
+            kw = min(self.w, self.n_pad - k0)
+            d = self.d
+            self._views = r, (d[k0:k0 + kw, k0:k0 + kw], d[k0:k0 + kw], d[:, k0:k0 + kw], self.col_t[:kw],
+                              self.piv_t[:kw, :kw], (k0 // panel.UNIT, kw // panel.UNIT))
+        return self._views[1]
+
+    def close_pivot(self, r):
+        self.close(self._round(r)[0])
+
+    def update_panels(self, r):
+        pivot, rows, cols, ct, pt, skip = self._round(r)
+        if self.rounds == 1:     # a pivot that is the whole matrix is the whole answer
+            return
+        keep, arith = self.keep, self.arith
+        panel.to_words(pivot, out=pt, keep=keep)
+        panel.minplus(rows, pt, rows, arith, skip_cols=skip)
+        panel.to_words(cols, out=ct, keep=keep)        # the column panel before its update ...
+        panel.minplus(cols, ct, pivot, arith, skip_rows=skip)
+        panel.to_words(cols, out=ct, keep=keep)        # ... and after: the left operand of the rest
+
+    def product(self, r, part):
+        _, rows, _, ct, _, skip = self._round(r)
+        if self.rounds > 1:
+            panel.minplus(self.d, ct, rows, self.arith, skip_rows=skip, skip_cols=skip)

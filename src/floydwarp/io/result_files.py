@@ -68,7 +68,7 @@ def npy_paths(path) -> tuple[Path, Path, Path]:
 def npy_sidecar(meta_path, *, n, dtype, inf, has_pred, labels=None, backend="", algorithm="", timings=None,
                 num_edges=None, metadata=None) -> str:
     """The JSON text of ``NAME.json``; shared by :func:`write_npy` and the MPI ranks' parallel writer."""
-    from ..result import _jsonable_labels
+    from ..result import jsonable_labels
 
     dist_path, pred_path, _ = npy_paths(meta_path)
     dtype = np.dtype(dtype)
@@ -76,7 +76,7 @@ def npy_sidecar(meta_path, *, n, dtype, inf, has_pred, labels=None, backend="", 
         "format": _NPY_FORMAT, "version": _VERSION, "n": int(n), "dtype": dtype.name,
         "inf": None if dtype.kind == "f" else int(inf),
         "dist": dist_path.name, "pred": pred_path.name if has_pred else None,
-        "labels": _jsonable_labels(labels), "backend": backend, "algorithm": algorithm,
+        "labels": jsonable_labels(labels), "backend": backend, "algorithm": algorithm,
         "timings": timings or {}, "num_edges": num_edges, "metadata": metadata or {},
     }
     try:
@@ -119,7 +119,7 @@ def write_npy(result, path, *, inputs=()):
 
 
 def read_npy(path):
-    from ..result import Result, _labels_from_json, stored_inf
+    from ..result import Result, labels_from_json, stored_inf
 
     dist_path, pred_path, meta_path = npy_paths(path)
     if not meta_path.exists():
@@ -146,7 +146,7 @@ def read_npy(path):
         if pred.shape != (n, n):
             raise FloydwarpError(f"{pred_file}: holds shape {pred.shape}, but {meta_path.name} says ({n}, {n})")
     inf = stored_inf(meta_path, dtype, meta["inf"])
-    return Result(dist, pred, inf=inf, labels=_labels_from_json(meta.get("labels")),
+    return Result(dist, pred, inf=inf, labels=labels_from_json(meta.get("labels")),
                   backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
                   timings=meta.get("timings"), num_edges=meta.get("num_edges"), metadata=meta.get("metadata"),
                   negative_cycles=cycles_from_distances(dist, inf))

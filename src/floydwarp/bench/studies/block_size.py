@@ -131,7 +131,7 @@ def summary_lines(data) -> list[str]:
 
 def plots(data, out_dir, ceilings=None, prefix=""):
     from .. import plots as P
-    from .sizes import _ceiling_lines
+    from .sizes import ceiling_lines
 
     recs = [r for r in common.ok(data.get("records", [])) if isinstance(r.get("value"), (int, float))]
     if not recs:
@@ -154,7 +154,7 @@ def plots(data, out_dir, ceilings=None, prefix=""):
         slug = param.replace("_", "-")
         path = out_dir / f"{prefix}{NAME}-{slug}-rate.png"
         P.line_plot(series, path, xlabel=xlabel, ylabel="relaxations / s (n^3 / compute)",
-                    title=f"Rate vs {param} ({where})", hlines=_ceiling_lines(mine, ceilings), logy=True)
+                    title=f"Rate vs {param} ({where})", hlines=ceiling_lines(mine, ceilings), logy=True)
         files.append((path.name, f"Relaxations per second vs {param}; dashed: add-min ceiling"))
         if param == "block_size" and any(r.get("gb_per_s") for r in mine):
             series = [{"label": k, "x": [r["value"] for r in v], "y": [r.get("gb_per_s") for r in v]}
@@ -162,7 +162,7 @@ def plots(data, out_dir, ceilings=None, prefix=""):
             path = out_dir / f"{prefix}{NAME}-{slug}-bandwidth.png"
             P.line_plot(series, path, xlabel=xlabel, ylabel="GB/s (traffic model / compute)",
                         title=f"Bandwidth vs {param} ({where})",
-                        hlines=[(y / 1e9, t) for y, t in _ceiling_lines(mine, ceilings, "copy")], logy=True)
+                        hlines=[(y / 1e9, t) for y, t in ceiling_lines(mine, ceilings, "copy")], logy=True)
             files.append((path.name, "Model bandwidth vs block size: larger tiles move fewer bytes; "
                                      "dashed: copy ceiling"))
     return files

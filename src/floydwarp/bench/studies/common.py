@@ -119,13 +119,13 @@ def measure(backend, algorithm, dtype, n, graph, config, *, block_size=None, opt
             scipy_record=None, scipy_dist=None, graph_source="erdos-renyi", **extra) -> dict:
     """:func:`..runner.time_case` that never raises: a failure becomes an ``error`` record
     (a long device run keeps going); adds the traffic model for cpu algorithms."""
-    from ..runner import Case, _base_record, time_case
+    from ..runner import Case, base_record, time_case
 
     case = Case(backend, algorithm, dtype, n, block_size)
     try:
         record = time_case(case, graph, config, scipy_record, scipy_dist, options=options)
     except Exception as exc:  # noqa: BLE001 -- recorded, not raised: see docstring
-        record = _base_record(graph, config, backend, algorithm, dtype, block_size)
+        record = base_record(graph, config, backend, algorithm, dtype, block_size)
         record.update(status="error", note=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
         if options:
             record["options"] = dict(options)

@@ -201,7 +201,7 @@ def _series(records, key, with_dtype):
 BACKEND_STYLE = {"gpu": "-", "cpu": "--", "mpi": "-.", "reference": ":"}
 
 
-def _ceiling_lines(records, ceilings, kind="addmin"):
+def ceiling_lines(records, ceilings, kind="addmin"):
     lines = []
     for backend in dict.fromkeys(r.get("backend") for r in common.ok(records)):
         if backend == "scipy":
@@ -233,7 +233,7 @@ def plots(data, out_dir, ceilings=None, prefix=""):
     # the time the add-min ceiling allows: n^3 / rate (a lower bound for any kernel)
     ns = sorted({r["n"] for r in common.ok(records)})
     floor = min((y for s in series for y in s["y"] if y and y > 0), default=0) / 10
-    for rate, text in _ceiling_lines(records, ceilings):
+    for rate, text in ceiling_lines(records, ceilings):
         pts = [(n, n ** 3 / rate) for n in ns if n ** 3 / rate >= floor]       # not far below the data
         if pts:
             series.append({"label": f"n^3 / {text}", "x": [p[0] for p in pts], "y": [p[1] for p in pts],
@@ -247,7 +247,7 @@ def plots(data, out_dir, ceilings=None, prefix=""):
     path = out_dir / f"{prefix}{stem}-rate.png"
     P.line_plot(_series(records, "relaxations_per_s", with_dtype), path, xlabel="n (vertices)",
                 ylabel="relaxations / s  (n^3 / compute time)", title="Floyd-Warshall rate vs n",
-                hlines=_ceiling_lines(records, ceilings), note=_where(data))
+                hlines=ceiling_lines(records, ceilings), note=_where(data))
     files.append((path.name, "Relaxations per second vs n; dashed: add-min ceilings"))
     speed = [s for s in _series(records, "speedup_vs_scipy", with_dtype)]
     if speed:

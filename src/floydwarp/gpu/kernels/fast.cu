@@ -3,7 +3,7 @@
 // Phases 1 and 2 (fw_fast_p1, fw_fast_p2) keep each thread's cells in registers and
 // publish only the pivot row and column a step reads (see below).  Phase 3 -- all but
 // O(1/tiles) of the work -- comes in variants, chosen per dtype by measurement
-// (engine.FAST_DEFAULT_VARIANT; bench/NOTES.md):
+// (tiles.FAST_DEFAULT_VARIANT; bench/NOTES.md):
 //   * fw_fast_p3 ("tiled"): a min-plus "matrix product" written like a GEMM: a block
 //     computes a B x B tile (B = 128) with 16 x 16 threads, each 8 x 8 cells in
 //     registers; the column tile (i, r) and row tile (r, j) stream through shared memory
@@ -23,28 +23,23 @@
 template <typename T>
 __device__ __forceinline__ T fast_addmin(T a, T b, T c) { return fw_addmin(a, b, c); }
 
-template <typename T, int B, int TM, int TN, int BK, bool CLAMP>
-__global__ void __launch_bounds__((B / TM) * (B / TN), 2)
-fw_fast_p3(T* d, i64 p, int r, T ninf) {
-    constexpr int NTX = B / TN, NTY = B / TM, NT = NTX * NTY;
-    constexpr int V = 16 / sizeof(T);
-    constexpr int HM = TM / 2, HN = TN / 2;
-    constexpr int AP = BK + V;  // row pitch of the column-tile chunk
-    static_assert(HN % V == 0, "a half row of a thread's cells must be whole 16-byte vectors");
-    static_assert(BK % V == 0, "BK must be whole vectors");
-    static_assert((B * (BK / V)) % NT == 0 && (BK * (B / V)) % NT == 0, "chunks must split evenly over the threads");
-    __shared__ __align__(16) T As[B * AP];  // As[i * AP + kk]: tile (bi, r), k chunk
-    __shared__ __align__(16) T Bs[BK * B];  // Bs[kk * B + j]:  tile (r, bj), k chunk
+// ---------------------------------------------------------------- phase 3, "tiled" and "async"
+// The two kernels share a thread's cells and their chunk loop; they differ only in how a
+// chunk of the column tile (As[i * AP + kk]) and row tile (Bs[kk * B + j]) reaches shared
+// memory.  A thread owns rows ty*TM/2 + m and B/2 + ty*TM/2 + m (columns likewise).
+template <int B, int TM>
+__device__ __forceinline__ int fast_row(int ty, int m) {
+    constexpr int HM = TM / 2;
+    return (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
+}
 
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * NTX + tx;
-    const int bi = blockIdx.y + (blockIdx.y >= r), bj = blockIdx.x + (blockIdx.x >= r);
-    const i64 o = (i64)r * B, oi = (i64)bi * B, oj = (i64)bj * B;
-
-    T c[TM][TN];
+// The thread's TM x TN cells of tile (oi, oj) into registers.
+template <typename T, int B, int TM, int TN>
+__device__ __forceinline__ void fast_load_cells(T (&c)[TM][TN], const T* d, i64 p, i64 oi, i64 oj, int tx, int ty) {
+    constexpr int V = 16 / sizeof(T), HN = TN / 2;
 #pragma unroll
     for (int m = 0; m < TM; ++m) {
-        const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-        const T* row = d + (oi + li) * p + oj;
+        const T* row = d + (oi + fast_row<B, TM>(ty, m)) * p + oj;
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -54,51 +49,45 @@ fw_fast_p3(T* d, i64 p, int r, T ninf) {
                 for (int u = 0; u < V; ++u) c[m][h * HN + v * V + u] = x.v[u];
             }
     }
+}
 
-    for (int k0 = 0; k0 < B; k0 += BK) {
-#pragma unroll
-        for (int it = 0; it < B * (BK / V) / NT; ++it) {
-            const int idx = tid + it * NT, row = idx / (BK / V), cv = idx % (BK / V);
-            st16(As + row * AP + cv * V, ld16(d + (oi + row) * p + o + k0 + cv * V));
-        }
-#pragma unroll
-        for (int it = 0; it < BK * (B / V) / NT; ++it) {
-            const int idx = tid + it * NT, row = idx / (B / V), cv = idx % (B / V);
-            st16(Bs + row * B + cv * V, ld16(d + (o + k0 + row) * p + oj + cv * V));
-        }
-        __syncthreads();
+// The chunk loop: BK steps of k on the chunk in shared memory, TM x TN add-mins a step.
+template <typename T, int B, int TM, int TN, int BK>
+__device__ __forceinline__ void fast_chunk(T (&c)[TM][TN], const T* As, const T* Bs, int tx, int ty) {
+    constexpr int V = 16 / sizeof(T), HN = TN / 2;
+    constexpr int AP = BK + V;  // row pitch of the column-tile chunk
 #pragma unroll 1
-        for (int kq = 0; kq < BK; kq += V) {
-            Vec16<T> a[TM];
+    for (int kq = 0; kq < BK; kq += V) {
+        Vec16<T> a[TM];
 #pragma unroll
-            for (int m = 0; m < TM; ++m) {
-                const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-                a[m] = ld16(As + li * AP + kq);
-            }
+        for (int m = 0; m < TM; ++m) a[m] = ld16(As + fast_row<B, TM>(ty, m) * AP + kq);
 #pragma unroll
-            for (int u = 0; u < V; ++u) {
-                T b[TN];
+        for (int u = 0; u < V; ++u) {
+            T b[TN];
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
+            for (int h = 0; h < 2; ++h)
 #pragma unroll
-                    for (int v = 0; v < HN / V; ++v) {
-                        const Vec16<T> x = ld16(Bs + (kq + u) * B + h * (B / 2) + tx * HN + v * V);
+                for (int v = 0; v < HN / V; ++v) {
+                    const Vec16<T> x = ld16(Bs + (kq + u) * B + h * (B / 2) + tx * HN + v * V);
 #pragma unroll
-                        for (int w = 0; w < V; ++w) b[h * HN + v * V + w] = x.v[w];
-                    }
+                    for (int w = 0; w < V; ++w) b[h * HN + v * V + w] = x.v[w];
+                }
 #pragma unroll
-                for (int m = 0; m < TM; ++m)
+            for (int m = 0; m < TM; ++m)
 #pragma unroll
-                    for (int q = 0; q < TN; ++q) c[m][q] = fast_addmin(a[m].v[u], b[q], c[m][q]);
-            }
+                for (int q = 0; q < TN; ++q) c[m][q] = fast_addmin(a[m].v[u], b[q], c[m][q]);
         }
-        __syncthreads();
     }
+}
 
+// The cells back into tile (oi, oj), clamped at -INF where CLAMP.
+template <typename T, int B, int TM, int TN, bool CLAMP>
+__device__ __forceinline__ void fast_store_cells(const T (&c)[TM][TN], T* d, i64 p, i64 oi, i64 oj, int tx, int ty,
+                                                 T ninf) {
+    constexpr int V = 16 / sizeof(T), HN = TN / 2;
 #pragma unroll
     for (int m = 0; m < TM; ++m) {
-        const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-        T* row = d + (oi + li) * p + oj;
+        T* row = d + (oi + fast_row<B, TM>(ty, m)) * p + oj;
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -113,6 +102,42 @@ fw_fast_p3(T* d, i64 p, int r, T ninf) {
                 st16(row + h * (B / 2) + tx * HN + v * V, x);
             }
     }
+}
+
+template <typename T, int B, int TM, int TN, int BK, bool CLAMP>
+__global__ void __launch_bounds__((B / TM) * (B / TN), 2)
+fw_fast_p3(T* d, i64 p, int r, T ninf) {
+    constexpr int NTX = B / TN, NTY = B / TM, NT = NTX * NTY;
+    constexpr int V = 16 / sizeof(T);
+    constexpr int AP = BK + V;  // row pitch of the column-tile chunk
+    static_assert((TN / 2) % V == 0, "a half row of a thread's cells must be whole 16-byte vectors");
+    static_assert(BK % V == 0, "BK must be whole vectors");
+    static_assert((B * (BK / V)) % NT == 0 && (BK * (B / V)) % NT == 0, "chunks must split evenly over the threads");
+    __shared__ __align__(16) T As[B * AP];  // As[i * AP + kk]: tile (bi, r), k chunk
+    __shared__ __align__(16) T Bs[BK * B];  // Bs[kk * B + j]:  tile (r, bj), k chunk
+
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * NTX + tx;
+    const int bi = blockIdx.y + (blockIdx.y >= r), bj = blockIdx.x + (blockIdx.x >= r);
+    const i64 o = (i64)r * B, oi = (i64)bi * B, oj = (i64)bj * B;
+
+    T c[TM][TN];
+    fast_load_cells<T, B, TM, TN>(c, d, p, oi, oj, tx, ty);
+    for (int k0 = 0; k0 < B; k0 += BK) {
+#pragma unroll
+        for (int it = 0; it < B * (BK / V) / NT; ++it) {
+            const int idx = tid + it * NT, row = idx / (BK / V), cv = idx % (BK / V);
+            st16(As + row * AP + cv * V, ld16(d + (oi + row) * p + o + k0 + cv * V));
+        }
+#pragma unroll
+        for (int it = 0; it < BK * (B / V) / NT; ++it) {
+            const int idx = tid + it * NT, row = idx / (B / V), cv = idx % (B / V);
+            st16(Bs + row * B + cv * V, ld16(d + (o + k0 + row) * p + oj + cv * V));
+        }
+        __syncthreads();
+        fast_chunk<T, B, TM, TN, BK>(c, As, Bs, tx, ty);
+        __syncthreads();
+    }
+    fast_store_cells<T, B, TM, TN, CLAMP>(c, d, p, oi, oj, tx, ty, ninf);
 }
 
 // ---------------------------------------------------------------- phases 1 and 2
@@ -305,10 +330,9 @@ __global__ void __launch_bounds__((B / TM) * (B / TN), 2)
 fw_fast_p3_async(T* d, i64 p, int r, T ninf) {
     constexpr int NTX = B / TN, NTY = B / TM, NT = NTX * NTY;
     constexpr int V = 16 / sizeof(T);
-    constexpr int HM = TM / 2, HN = TN / 2;
     constexpr int AP = BK + V;
     constexpr int STAGE = B * AP + BK * B;  // elements per stage
-    static_assert(HN % V == 0, "a half row of a thread's cells must be whole 16-byte vectors");
+    static_assert((TN / 2) % V == 0, "a half row of a thread's cells must be whole 16-byte vectors");
     static_assert(BK % V == 0, "BK must be whole vectors");
     static_assert((B * (BK / V)) % NT == 0 && (BK * (B / V)) % NT == 0, "chunks must split evenly over the threads");
     extern __shared__ __align__(16) unsigned char fw_smem[];
@@ -337,20 +361,7 @@ fw_fast_p3_async(T* d, i64 p, int r, T ninf) {
     issue(0, 0);
 
     T c[TM][TN];
-#pragma unroll
-    for (int m = 0; m < TM; ++m) {
-        const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-        const T* row = d + (oi + li) * p + oj;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int v = 0; v < HN / V; ++v) {
-                const Vec16<T> x = ld16(row + h * (B / 2) + tx * HN + v * V);
-#pragma unroll
-                for (int u = 0; u < V; ++u) c[m][h * HN + v * V + u] = x.v[u];
-            }
-    }
-
+    fast_load_cells<T, B, TM, TN>(c, d, p, oi, oj, tx, ty);
 #pragma unroll 1
     for (int chunk = 0; chunk < B / BK; ++chunk) {
         if (chunk + 1 < B / BK) {
@@ -361,53 +372,10 @@ fw_fast_p3_async(T* d, i64 p, int r, T ninf) {
         }
         __syncthreads();
         const T* As = smem + (chunk & 1) * STAGE;
-        const T* Bs = As + B * AP;
-#pragma unroll 1
-        for (int kq = 0; kq < BK; kq += V) {
-            Vec16<T> a[TM];
-#pragma unroll
-            for (int m = 0; m < TM; ++m) {
-                const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-                a[m] = ld16(As + li * AP + kq);
-            }
-#pragma unroll
-            for (int u = 0; u < V; ++u) {
-                T b[TN];
-#pragma unroll
-                for (int h = 0; h < 2; ++h)
-#pragma unroll
-                    for (int v = 0; v < HN / V; ++v) {
-                        const Vec16<T> x = ld16(Bs + (kq + u) * B + h * (B / 2) + tx * HN + v * V);
-#pragma unroll
-                        for (int w = 0; w < V; ++w) b[h * HN + v * V + w] = x.v[w];
-                    }
-#pragma unroll
-                for (int m = 0; m < TM; ++m)
-#pragma unroll
-                    for (int q = 0; q < TN; ++q) c[m][q] = fast_addmin(a[m].v[u], b[q], c[m][q]);
-            }
-        }
+        fast_chunk<T, B, TM, TN, BK>(c, As, As + B * AP, tx, ty);
         __syncthreads();  // this stage is refilled by the issue two chunks on
     }
-
-#pragma unroll
-    for (int m = 0; m < TM; ++m) {
-        const int li = (m < HM) ? ty * HM + m : B / 2 + ty * HM + (m - HM);
-        T* row = d + (oi + li) * p + oj;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int v = 0; v < HN / V; ++v) {
-                Vec16<T> x;
-#pragma unroll
-                for (int u = 0; u < V; ++u) {
-                    T val = c[m][h * HN + v * V + u];
-                    if (CLAMP) val = fw_max(val, ninf);
-                    x.v[u] = val;
-                }
-                st16(row + h * (B / 2) + tx * HN + v * V, x);
-            }
-    }
+    fast_store_cells<T, B, TM, TN, CLAMP>(c, d, p, oi, oj, tx, ty, ninf);
 }
 
 // ---------------------------------------------------------------- int16: two columns per word

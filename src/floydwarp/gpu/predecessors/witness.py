@@ -16,7 +16,7 @@ the predecessors cannot loop (``solve()`` need not look for loops).  Exact runs
 edges within ``slack = n * eps`` of tight (the forward error bound of a sum of ``n``
 terms), only candidates with ``d[i,k] < d[i,j]`` count, and a pair whose best sum is
 not within ``slack * d[i,j]`` of ``d[i,j]`` is a miss: the run then falls back
-(engine.py), as it does when more than ``MAX_TIGHT_KEYED`` of the pairs are tight edges
+(predecessors/__init__.py), as it does when more than ``MAX_TIGHT_KEYED`` of the pairs are tight edges
 and keys would be faster (graphs of many equal weights), or when an edge weighs 0 (a
 zero-weight cycle could close a loop of witnesses).  int16 (n <= 65536) runs the pass on
 keys ``(d << 16) + ((w << 16) | k)``: one add-min per candidate and row.
@@ -27,10 +27,10 @@ import dataclasses
 
 import numpy as np
 
-from .. import numeric
-from ..arrays import array_module
-from ..predecessors import NO_PREDECESSOR
-from . import modules, panel
+from ... import numeric
+from ...arrays import array_module
+from ...predecessors import NO_PREDECESSOR
+from .. import modules, panel
 
 #: int16 with n <= KEYED_MAX_N runs on keys (fw_witness_keyed): k fits the low 16 bits
 KEYED_MAX_N = 1 << 16

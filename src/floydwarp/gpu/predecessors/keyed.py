@@ -9,7 +9,7 @@ p[i,j] = p[k,j]``, then becomes ONE integer add-min on keys::
 
 the left operand's predecessor bits cleared, so the sum is ``(d[i,k] + d[k,j]) * 2**b +
 p[k,j]``.  The cleared left operands are exactly the words that ``panel.to_words``
-writes for the panel products, so the whole run is ``wide.rounds`` on keys with the
+writes for the panel products, so the whole run is ``wide.Rounds`` on keys with the
 int32 product kernels (VIADDMNMX) -- the rate of int32 ``fast`` without predecessors,
 against 2-3 integer instructions per relaxation for a predecessor register beside each
 cell (the ``blocked`` kernels).  Pivot blocks close in rounds of 64 whose 64 x 64 tiles
@@ -40,10 +40,10 @@ import functools
 
 import numpy as np
 
-from .. import numeric
-from ..arrays import array_module
-from ..predecessors import NO_PREDECESSOR
-from . import modules, panel, wide
+from ... import numeric, schedule
+from ...arrays import array_module
+from ...predecessors import NO_PREDECESSOR
+from .. import modules, panel, wide
 
 #: integer distance dtypes whose values and a predecessor fit in one int32
 KEY_DTYPES = ("int16", "int32")
@@ -155,8 +155,9 @@ def _close64(tile, kp: KeyPlan, clamp: bool):
 
 
 def _close(pivot, kp: KeyPlan, arith: panel.Arith):
-    """A pivot block of keys closed in rounds of 64."""
-    wide.rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=arith.clamp), arith, keep=kp.keep)
+    """A pivot block of keys closed in rounds of 64 (untimed: inside the outer round's phase 1)."""
+    schedule.run(wide.Rounds(pivot, panel.UNIT, functools.partial(_close64, kp=kp, clamp=arith.clamp), arith,
+                             keep=kp.keep))
 
 
 def run(ctx, kp: KeyPlan) -> bool:
@@ -172,8 +173,7 @@ def run(ctx, kp: KeyPlan) -> bool:
     with ctx.phase("keys"):
         pack(ctx.d[:, :n_pad], keys, kp)
     arith = panel.Arith(kp.ninf, ctx.clamp)
-    wide.rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, arith=arith), arith, keep=kp.keep,
-                phase=ctx.phase, report=ctx.report)
+    ctx.rounds(wide.Rounds(keys, wide.width(plan), functools.partial(_close, kp=kp, arith=arith), arith, keep=kp.keep))
     with ctx.phase("keys"):
         if kp.verify and not in_range(keys, kp, plan.stats.max_weight):
             return False

@@ -1,0 +1,151 @@
+"""The GPU itself: discovery (the backend's probe), device facts, occupancy, the memory
+budget of a run, pinned host buffers, and the CUDA-event clock of the stage timings.
+
+Nothing here imports CuPy at module level: ``probe`` says why the backend cannot run
+(no CuPy, no device) and names the CPU fallback.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from .layout import format_bytes
+
+NO_CUPY = "CuPy is not installed: pip install 'floydwarp[gpu]' (or use backend='cpu')"
+
+#: host buffers up to this many bytes (results, compacted edge lists) are pinned
+#: (page-locked) memory, which CuPy pools: copies go straight to or from them (d2h of 16 MB
+#: measured 0.36 ms)
+PINNED_MAX_BYTES = 64 << 20
+
+
+def find() -> str | None:
+    """None when CuPy and a CUDA device are usable here, else why not (uncached)."""
+    try:
+        import cupy
+    except ImportError:
+        return NO_CUPY
+    except Exception as exc:  # a broken CuPy install (missing CUDA libraries, ...)
+        return f"CuPy cannot be imported ({type(exc).__name__}: {exc}); reinstall 'floydwarp[gpu]' or use backend='cpu'"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return f"no usable CUDA GPU ({exc}); use backend='cpu'"
+    if count < 1:
+        return "no CUDA GPU found; use backend='cpu'"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> str | None:
+    """None when the GPU backend can run here, else the reason (with the CPU fallback)."""
+    return find()
+
+
+@functools.lru_cache(maxsize=None)
+def info(device_id: int) -> dict:
+    """Name, SM count, opt-in shared memory per block, cooperative launch and compute
+    capability of a device."""
+    import cupy
+
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(device_id)
+    name = props["name"]
+    return {
+        "id": device_id,
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+        "sm_count": rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount, device_id),
+        "smem_optin": rt.deviceGetAttribute(rt.cudaDevAttrMaxSharedMemoryPerBlockOptin, device_id),
+        "cooperative": rt.deviceGetAttribute(rt.cudaDevAttrCooperativeLaunch, device_id),
+        "cc": props["major"] * 10 + props["minor"],
+    }
+
+
+def current() -> dict:
+    """:func:`info` of the current device."""
+    import cupy
+
+    return info(cupy.cuda.Device().id)
+
+
+@functools.lru_cache(maxsize=None)
+def _blocks_per_sm(ptr, threads, smem):
+    import cupy as cp
+
+    return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, threads, smem))
+
+
+def occupancy(kern, threads, smem) -> int:
+    """Blocks of ``kern`` (a ``cupy.RawKernel``) that fit on one SM (at least 1)."""
+    return max(1, _blocks_per_sm(kern.kernel.ptr, int(threads), int(smem)))
+
+
+def require_smem(plan, need):
+    """Refuse a block size whose kernels need more shared memory per block than the device allows."""
+    optin = current()["smem_optin"]
+    if need > optin:
+        raise FloydwarpError(f"gpu/{plan.algorithm}: block_size {plan.block_size} needs {need} bytes of shared "
+                             f"memory per block; this device allows {optin}; use a smaller block_size")
+
+
+# ---------------------------------------------------------------------- memory
+def budget(plan) -> int:
+    """Bytes of GPU memory the run may use: ``max_gpu_memory`` or what is free."""
+    import cupy as cp
+
+    free, _ = cp.cuda.runtime.memGetInfo()
+    available = int(free) + int(cp.get_default_memory_pool().free_bytes())
+    cap = plan.options.get("max_gpu_memory")
+    return available if cap is None else min(int(cap), available)
+
+
+def check_memory(needed: int, n: int, dtype, plan) -> None:
+    """Refuse (before allocating) a run whose buffers do not fit in free device memory
+    (or in ``max_gpu_memory``)."""
+    available = budget(plan)
+    if needed > available:
+        raise FloydwarpError(memory_message(needed, available, n, dtype, current()["name"],
+                                            predecessors=bool(plan.predecessors)))
+
+
+def memory_message(needed: int, available: int, n: int, dtype, device_name: str, predecessors=False) -> str:
+    what = f"{np.dtype(dtype).name} distances" + (" and int32 predecessors" if predecessors else "")
+    return (f"a graph of n = {n} vertices needs {needed} bytes ({format_bytes(needed)}) of GPU memory "
+            f"for its {what}, but only {available} bytes ({format_bytes(available)}) may be used on {device_name}; "
+            f"algorithm='fast' without predecessors streams a larger matrix from host memory; otherwise use a "
+            f"narrower dtype, fewer vertices, or backend='cpu'")
+
+
+def host_empty(shape, dtype):
+    """A host array for copies to or from the device: pinned where it is small enough
+    (``PINNED_MAX_BYTES``) and pinned memory is to be had, else pageable."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if 0 < nbytes <= PINNED_MAX_BYTES:
+        try:
+            import cupyx
+
+            return cupyx.empty_pinned(shape, dtype=dtype)
+        except Exception:  # no pinned memory to be had: pageable memory works too
+            pass
+    return np.empty(shape, dtype=dtype)
+
+
+# ---------------------------------------------------------------------- timing
+class EventClock:
+    """Marks as CUDA events recorded on the current stream: stage timings
+    (floydwarp.schedule.Stages) in GPU time, read once the run has synchronized."""
+
+    def __init__(self):
+        import cupy
+
+        self.cuda = cupy.cuda
+
+    def mark(self):
+        event = self.cuda.Event()
+        event.record()
+        return event
+
+    def seconds(self, a, b) -> float:
+        return self.cuda.get_elapsed_time(a, b) / 1000.0

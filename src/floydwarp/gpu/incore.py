@@ -1,0 +1,317 @@
+"""In-core GPU runs: the whole matrix in one padded, pitched device buffer.
+
+A run (:func:`execute`):
+
+1. check that the padded matrices fit in free device memory (before allocating);
+2. build the start matrix in a pitched, padded device buffer (layout.py): an edge
+   list is uploaded and scattered on the device (no n^2 host matrix); a dense host
+   matrix is copied row by row with ``cudaMemcpy2D``; a dense CuPy matrix stays on the
+   device;
+3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
+4. hand back an n x n matrix: a CuPy array when the input was on the device (or
+   ``output="device"``), else a NumPy array (``output="host"`` forces it).
+
+Timings: "h2d" (building and uploading the start matrix), "setup" (padding and
+predecessor initialization on the device), "compute" (kernels only) and "d2h" (the
+copy back, or the unpadding copy on the device); with ``phases=True`` the stages of the
+blocked schedule ("phase1", "phase2", "phase3") and of the predecessor methods.
+
+Blocked algorithms whose rounds are plain kernel launches (the seed ``blocked`` kernels,
+``fast``'s 64/128-tile variants) run :class:`KernelRounds` through ``schedule.run``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from .. import checkpoint, schedule
+from ..errors import FloydwarpError
+from ..plan import EngineOutput
+from ..predecessors import NO_PREDECESSOR
+from ..registry import register
+from . import device, modules, panel
+from .layout import Layout
+
+
+class Ctx:
+    """What the kernels of one run need: the buffers and their scalar arguments."""
+
+    def __init__(self, cp, d, pr, lay: Layout, plan):
+        self.cp, self.d, self.pr, self.lay, self.plan = cp, d, pr, lay, plan
+        self.dtype = np.dtype(plan.dtype)
+        self.n = lay.n
+        self.p = np.int64(lay.pitch)
+        self.pp = np.int64(lay.pred_pitch)
+        self.prp = pr if pr is not None else np.intp(0)
+        #: how products combine entries (panel.Arith); the kernels take its clamp and -INF
+        self.arith = panel.Arith.of(plan)
+        self.clamp, self.ninf = self.arith.clamp, self.arith.ninf
+        #: options["phases"]: time the schedule's stages with CUDA events ("phase1", ...)
+        self.phase = schedule.Stages(device.EventClock() if plan.options.get("phases") else None)
+        #: what the kernels chose, for the result's metadata
+        self.meta = {}
+        #: the predecessors provably form no loop (solve() need not look for one)
+        self.loop_free = False
+
+    def report(self, done, total):
+        self.plan.report(done, total)
+
+    def rounds(self, engine):
+        """The blocked schedule on ``engine``, timed and reported as this run."""
+        schedule.run(engine, report=self.report, stages=self.phase)
+
+
+class Launch(NamedTuple):
+    """One kernel launch per round: ``kernel(grid, block, args(r))``."""
+
+    kernel: Any
+    grid: tuple
+    block: tuple
+    args: Callable[[int], tuple]
+    shared_mem: int = 0
+
+    def __call__(self, r):
+        self.kernel(self.grid, self.block, self.args(r), shared_mem=self.shared_mem)
+
+
+class KernelRounds:
+    """An engine of the blocked schedule whose phases are single kernel launches over
+    the padded device matrix (tiles of B = ``lay.tile``); ``phase1`` may be None where
+    phase 2's kernel closes the pivot itself ("pipe")."""
+
+    def __init__(self, tiles: int, phase1: Launch | None, phase2: Launch, phase3: Launch):
+        self.rounds = tiles
+        self.phase1, self.phase2, self.phase3 = phase1, phase2, phase3
+
+    def close_pivot(self, r):
+        if self.phase1 is not None:
+            self.phase1(r)
+
+    def update_panels(self, r):
+        if self.rounds > 1 or self.phase1 is None:    # a fused phase 2 also closes the pivot
+            self.phase2(r)
+
+    def product(self, r, part):
+        if self.rounds > 1:
+            self.phase3(r)
+
+
+# ---------------------------------------------------------------------- registration
+class InCore:
+    """A registered gpu algorithm: :func:`execute` around ``compute(ctx)``; ``tile(plan)``
+    (or a number) is what the matrix is padded to."""
+
+    def __init__(self, compute, tile=1):
+        self.compute, self.tile = compute, tile
+        self.__doc__ = compute.__doc__
+
+    def __call__(self, graph, plan) -> EngineOutput:
+        tile = self.tile(plan) if callable(self.tile) else self.tile
+        return execute(graph, plan, size(graph, plan, tile), self.compute)
+
+
+def algorithm(name, *, tile=1, **kw):
+    """Decorator: register ``compute(ctx)`` as gpu/<name>, run in core (:class:`InCore`)."""
+    def deco(compute):
+        register("gpu", name, **kw)(InCore(compute, tile))
+        return compute
+    return deco
+
+
+# ---------------------------------------------------------------------- the run
+@dataclass(frozen=True)
+class Sizing:
+    """Where a run's start matrix comes from and goes, and its peak device memory."""
+
+    lay: Layout
+    dense: Any            #: the graph's dense matrix, or None for an edge list
+    on_device: bool       #: the dense matrix is a CuPy array
+    to_device: bool       #: the result stays on the device
+    needed: int           #: peak device bytes
+
+
+def wants_device(plan, on_device_input: bool) -> bool:
+    out = plan.options.get("output", "auto")
+    if out in (None, "auto"):
+        return on_device_input
+    if out == "device":
+        return True
+    if out == "host":
+        return False
+    raise FloydwarpError(f"output={out!r} is not understood; use 'host', 'device' or 'auto'")
+
+
+def size(graph, plan, tile: int) -> Sizing:
+    """The layout of a run with ``tile``-padded matrices and the device memory it needs."""
+    from ..arrays import is_device_array
+
+    dtype = np.dtype(plan.dtype)
+    n = int(graph.n)
+    dense = getattr(graph, "_dense", None)
+    dense = None if dense is None else dense[0]
+    on_device = dense is not None and is_device_array(dense)
+    to_device = wants_device(plan, on_device)
+    lay = Layout.make(n, dtype.itemsize, tile, plan.predecessors)
+    if dense is None:
+        staging = graph.num_edges * 24
+    elif on_device:
+        staging = n * n * (8 + dtype.itemsize)    # to_matrix's temporaries on the device
+    else:
+        staging = 0
+    if plan.predecessors:
+        staging = max(staging, n * n * 5)         # where() temporaries of the initialization
+    return Sizing(lay, dense, on_device, to_device, lay.device_bytes(staging=staging, output_copy=to_device))
+
+
+def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
+    """Steps 1-4 of the module docstring around ``compute(ctx)``, which launches kernels."""
+    import cupy as cp
+    from cupy.cuda import runtime as rt
+
+    dtype = np.dtype(plan.dtype)
+    n = int(graph.n)
+    lay, dense = sizing.lay, sizing.dense
+    timings = {"h2d": 0.0, "setup": 0.0, "compute": 0.0, "d2h": 0.0}
+    if n == 0:
+        xp = cp if sizing.to_device else np
+        d = xp.zeros((0, 0), dtype=dtype)
+        pred = xp.zeros((0, 0), dtype=np.int32) if plan.predecessors else None
+        return EngineOutput(d, pred, timings)
+    if checkpoint.requested(plan):
+        raise FloydwarpError(f"gpu/{plan.algorithm} does not checkpoint; gpu/fast (without predecessors) and "
+                             f"gpu/out-of-core do, as do the cpu and mpi backends")
+    device.check_memory(sizing.needed, n, dtype, plan)
+
+    try:
+        # ---- start matrix, padded and pitched
+        t0 = time.perf_counter()
+        inf = plan.inf
+        isz = dtype.itemsize
+        if dense is not None and sizing.on_device:
+            m = graph.to_matrix(dtype, inf, xp=cp)
+            if lay.padded:
+                d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
+                rt.memcpy2D(d.data.ptr, lay.row_bytes, m.data.ptr, n * isz, n * isz, n, rt.memcpyDeviceToDevice)
+                del m
+            else:
+                d = m
+        elif dense is not None:
+            m = np.ascontiguousarray(graph.to_matrix(dtype, inf))
+            d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
+            rt.memcpy2D(d.data.ptr, lay.row_bytes, m.ctypes.data, n * isz, n * isz, n, rt.memcpyHostToDevice)
+            del m
+        else:
+            d = _edge_matrix(cp, graph, lay, dtype, inf)
+        cp.cuda.Device().synchronize()
+        t1 = time.perf_counter()
+        timings["h2d"] = t1 - t0
+
+        # ---- padding diagonal, predecessors
+        if lay.N > n and dense is not None:
+            pad = cp.arange(n, lay.N)
+            d[pad, pad] = 0
+        pr = None
+        if plan.predecessors:
+            pr = cp.full((lay.N, lay.pred_pitch), NO_PREDECESSOR, dtype=cp.int32)
+            seed_predecessors(cp, d, pr, n, inf)
+        cp.cuda.Device().synchronize()
+        t2 = time.perf_counter()
+        timings["setup"] = t2 - t1
+
+        # ---- kernels
+        ctx = Ctx(cp, d, pr, lay, plan)
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        compute(ctx)
+        end.record()
+        end.synchronize()
+        timings["compute"] = cp.cuda.get_elapsed_time(start, end) / 1000.0
+        timings.update(ctx.phase.timings())
+
+        # ---- result
+        t3 = time.perf_counter()
+        dist = _unpad(cp, rt, d, lay, isz, dtype, sizing.to_device)
+        pred = None if pr is None else _unpad(cp, rt, pr, lay, 4, np.dtype(np.int32), sizing.to_device, pred=True)
+        cp.cuda.Device().synchronize()
+        timings["d2h"] = time.perf_counter() - t3
+        meta = {"device": device.current()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes,
+                **ctx.meta}
+        return EngineOutput(dist, pred, timings, pred_loops=False if ctx.loop_free else None, metadata=meta)
+    except cp.cuda.memory.OutOfMemoryError as exc:
+        raise FloydwarpError(
+            f"the GPU ran out of memory for n = {n} ({dtype.name}): {exc}; "
+            f"use a narrower dtype or backend='cpu'") from exc
+    except (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError) as exc:
+        raise FloydwarpError(
+            f"CUDA error in gpu/{plan.algorithm} (n = {n}, dtype {dtype.name}): {exc}. "
+            f"The device may need a restart of this process; backend='cpu' is unaffected") from exc
+
+
+def seed_predecessors(cp, d, pr, n, inf):
+    """The predecessors of the start matrix: ``i`` on every edge ``i -> j``, none elsewhere."""
+    rows = cp.arange(n, dtype=cp.int32)[:, None]
+    pr[:n, :n] = cp.where(d[:n, :n] < inf, rows, cp.int32(NO_PREDECESSOR))
+    idx = cp.arange(n)
+    pr[idx, idx] = NO_PREDECESSOR
+
+
+def cdiv(a, b):
+    return -(-int(a) // int(b))
+
+
+def _setup_group(dtype):
+    exprs = [modules.name_expression("fw_fill", dtype)]
+    exprs += [f"fw_scatter<{modules.ctype(dtype)}, {i}>" for i in ("unsigned short", "int")]
+    return tuple(exprs)
+
+
+def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
+    """The padded start matrix of an edge list, built on the device: one kernel fills
+    INF with 0 on the diagonal (padding included), one scatters the distinct edges.
+    The edges travel compacted (uint16 ids up to 65536 vertices, else int32; weights
+    cast to the distance dtype on the host, as ``astype`` would) in one copy, from
+    pinned memory where they are small enough (``device.host_empty``)."""
+    d = cp.empty((lay.N, lay.pitch), dtype=dtype)
+    group = _setup_group(dtype)
+    fill = modules.kernel("pipe.cu", group[0], group)
+    gx = max(1, min(cdiv(lay.pitch, 256), 8))
+    fill((gx, min(lay.N, 65535)), (256,), (d, np.int64(lay.pitch), np.int32(lay.N), dtype.type(inf)))
+    src, dst, w = graph.edges()
+    m = len(src)
+    if not m:
+        return d
+    idx_t = np.dtype(np.uint16) if lay.n <= 65536 else np.dtype(np.int32)
+    ib, isz = idx_t.itemsize, dtype.itemsize
+    o1 = cdiv(m * ib, 16) * 16
+    o2 = o1 + cdiv(m * ib, 16) * 16
+    total = o2 + m * isz
+    stage = device.host_empty((total,), np.uint8)
+    np.copyto(stage[:m * ib].view(idx_t), src, casting="unsafe")
+    np.copyto(stage[o1:o1 + m * ib].view(idx_t), dst, casting="unsafe")
+    np.copyto(stage[o2:o2 + m * isz].view(dtype), w, casting="unsafe")
+    buf = cp.empty(total, dtype=np.uint8)
+    buf.data.copy_from_host(stage.ctypes.data, total)
+    del stage
+    ctype_i = "unsigned short" if idx_t == np.uint16 else "int"
+    scatter = modules.kernel("pipe.cu", f"fw_scatter<{modules.ctype(dtype)}, {ctype_i}>", group)
+    scatter((max(1, min(cdiv(m, 256), 4096)),), (256,),
+            (d, np.int64(lay.pitch), buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
+    return d
+
+
+def _unpad(cp, rt, buf, lay: Layout, isz, dtype, to_device, pred=False):
+    n = lay.n
+    pitch_bytes = (lay.pred_pitch * 4) if pred else lay.row_bytes
+    padded = lay.N != n or (lay.pred_pitch if pred else lay.pitch) != n
+    if to_device:
+        if not padded:
+            return buf
+        out = cp.empty((n, n), dtype=dtype)
+        rt.memcpy2D(out.data.ptr, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToDevice)
+        return out
+    out = device.host_empty((n, n), dtype)
+    rt.memcpy2D(out.ctypes.data, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToHost)
+    return out

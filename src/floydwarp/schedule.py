@@ -1,0 +1,125 @@
+"""The blocked Floyd-Warshall schedule, written once for every engine.
+
+Round ``r`` of blocked Floyd-Warshall is the same on every device: close the pivot block
+(phase 1), update the pivot row and column panels with it (phase 2), then every other tile
+with one min-plus product of the two panels (phase 3).  :func:`run` owns the order of the
+rounds and their phases, lookahead, the checkpoint at the end of a round, progress and the
+stage timings; an *engine* supplies only where the tiles live and how they move:
+
+``rounds``
+    how many rounds there are;
+``close_pivot(r)``, ``update_panels(r)``, ``product(r, part)``
+    the tile operations of phases 1, 2 and 3; ``part`` is :data:`ALL`, or with lookahead
+    :data:`NEXT` (the tiles of round ``r + 1``'s pivot row and column) then :data:`REST`;
+``load(r)``, ``broadcast(r)``, ``store(r)`` (optional)
+    data movement: ``load`` brings what round ``r`` works on to where it computes (before
+    its phase 1); ``broadcast`` sends round ``r``'s updated panels to where phase 3 reads
+    them (other processes, other GPUs, host memory) -- ``product(r, ...)`` waits for them;
+    ``store`` ends round ``r``: its results are home and whatever it set moving has landed,
+    so a checkpoint may read the state.  An engine whose tiles never move defines none;
+``state()`` (engines that checkpoint)
+    the arrays a checkpoint saves and restores: ``(dist,)`` or ``(dist, pred)``.
+
+With lookahead, round ``r``'s phase 3 first updates the tiles round ``r + 1`` pivots on,
+then runs round ``r + 1``'s phases 1-2 and broadcast, and only then the rest, so the next
+panels travel while the bulk of phase 3 runs.  A checkpoint taken after round ``r`` then
+holds round ``r + 1``'s phases 1-2 too, and a run resumed from it starts with that round's
+broadcast.
+
+Stage timings: with a clock (:class:`WallClock`, or the GPU's CUDA-event clock), each
+operation is timed under its stage name (:data:`STAGES`: "phase1", "phase2", "phase3",
+"load", "broadcast", "store").
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+
+#: the parts of a round's phase 3 (``product(r, part)``)
+ALL, NEXT, REST = "all", "next", "rest"
+
+#: the stage name each operation is timed under
+STAGES = {"load": "load", "close_pivot": "phase1", "update_panels": "phase2", "broadcast": "broadcast",
+          "product": "phase3", "store": "store"}
+
+
+class WallClock:
+    """Marks in host seconds: exact where every operation returns with its work done."""
+
+    @staticmethod
+    def mark():
+        return time.perf_counter()
+
+    @staticmethod
+    def seconds(a, b) -> float:
+        return b - a
+
+
+class Stages:
+    """Intervals per stage name, measured by a clock (``mark()`` and ``seconds(a, b)``);
+    without a clock nothing is measured."""
+
+    def __init__(self, clock=None):
+        self.clock = clock
+        self.intervals: dict[str, list] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name):
+        if self.clock is None:
+            yield
+            return
+        a = self.clock.mark()
+        yield
+        self.intervals.setdefault(name, []).append((a, self.clock.mark()))
+
+    def timings(self) -> dict[str, float]:
+        """Seconds per stage name."""
+        return {name: sum(self.clock.seconds(a, b) for a, b in spans) for name, spans in self.intervals.items()}
+
+
+def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None) -> int:
+    """Every round of ``engine`` (see the module docstring); returns the round it started
+    from (0, or where a resumed checkpoint left off)."""
+    stages = stages or Stages()
+    rounds = engine.rounds
+    start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
+
+    ops = {op: getattr(engine, op, None) for op in STAGES}    # the data movement is optional
+
+    def step(op, *args):
+        fn = ops[op]
+        if fn is None:
+            return
+        if stages.clock is None:      # (the keyed runs' nested rounds are many and short)
+            fn(*args)
+            return
+        with stages(STAGES[op]):
+            fn(*args)
+
+    def pivot(r, done=False):
+        step("load", r)
+        if not done:
+            step("close_pivot", r)
+            step("update_panels", r)
+        step("broadcast", r)
+
+    guard = checkpointer.stop_on_signals() if checkpointer is not None else contextlib.nullcontext()
+    with guard:
+        if start < rounds:
+            pivot(start, done=lookahead and start > 0)
+        for r in range(start, rounds):
+            ahead = lookahead and r + 1 < rounds
+            if ahead:
+                step("product", r, NEXT)
+                pivot(r + 1)
+                step("product", r, REST)
+            else:
+                step("product", r, ALL)
+            step("store", r)
+            if report is not None:
+                report(r + 1, rounds)
+            if checkpointer is not None:
+                checkpointer.after_round(r + 1, rounds, *engine.state())
+            if not ahead and r + 1 < rounds:
+                pivot(r + 1)
+    return start

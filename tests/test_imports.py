@@ -1,0 +1,134 @@
+"""The package's import hygiene: no module imports another module's private names, and
+floydwarp's import graph (function-level imports included) has no cycle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import floydwarp
+
+ROOT = Path(floydwarp.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _package(name: str) -> str:
+    """The package a module's relative imports start from."""
+    return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _resolve(name: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = _package(name)
+    for _ in range(node.level - 1):
+        base = base.rpartition(".")[0]
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _sibling_module(importer: str, target: str) -> bool:
+    """A private module used inside its own package (io/_text.py by io's parsers)."""
+    return target in MODULES and _package(importer) == target.rpartition(".")[0]
+
+
+def _scan(name: str, text: str | None = None):
+    """(floydwarp modules ``name`` imports, the private names it takes from other modules)."""
+    tree = ast.parse(MODULES[name].read_text() if text is None else text)
+    edges, private, aliases = set(), [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = _resolve(name, node)
+            if not source.startswith("floydwarp"):
+                continue
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                if sub in MODULES:                      # a module: ``from . import device``
+                    edges.add(sub)
+                    aliases[alias.asname or alias.name] = sub
+                    if _private(alias.name) and not _sibling_module(name, sub):
+                        private.append(f"{name} imports module {sub}")
+                else:
+                    edges.add(source)
+                    if _private(alias.name):
+                        private.append(f"{name} imports {alias.name} from {source}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("floydwarp") and alias.name in MODULES:
+                    edges.add(alias.name)
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            private.append(f"{name} uses {aliases[node.value.id]}.{node.attr}")
+    edges.discard(name)
+    return edges, private
+
+
+GRAPH = {}
+PRIVATE = []
+for _name in MODULES:
+    GRAPH[_name], _found = _scan(_name)
+    PRIVATE += _found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert PRIVATE == []
+
+
+def _cycle(graph):
+    """One cycle of the graph as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle():
+    assert _cycle(GRAPH) is None, " -> ".join(_cycle(GRAPH))
+
+
+def test_the_checks_see_what_they_must():
+    """A private import, a private attribute of an imported module and a cycle are found
+    where there is one (so a green run means something); lazy imports count."""
+    code = "def f():\n    from .device import _blocks_per_sm\n    from . import device, tiles\n    device._x\n"
+    edges, private = _scan("floydwarp.gpu.fast", code)
+    assert edges == {"floydwarp.gpu.device", "floydwarp.gpu.tiles"}
+    assert private == ["floydwarp.gpu.fast imports _blocks_per_sm from floydwarp.gpu.device",
+                       "floydwarp.gpu.fast uses floydwarp.gpu.device._x"]
+    assert _scan("floydwarp.io.mtx", "from . import _text")[1] == []      # private to its package
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
