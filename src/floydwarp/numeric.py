@@ -23,6 +23,7 @@ bound is too pessimistic.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,7 @@ def is_integer(dtype) -> bool:
     return np.dtype(dtype).kind == "i"
 
 
+@functools.lru_cache(maxsize=64)
 def inf_of(dtype):
     """The value that means "unreachable" in a distance matrix of this dtype."""
     dt = np.dtype(dtype)

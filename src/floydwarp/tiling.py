@@ -21,8 +21,8 @@ def start_tiles(graph, bs: int, dtype, inf, *, with_pred=False, grid: ProcessGri
     """(tiles, pred tiles or None) of this process, written from the graph in one parallel pass
     (:meth:`Graph.fill_start`)."""
     nt = -(-graph.n // bs)
-    rows = np.asarray(grid.tile_rows(nt), dtype=np.int64) * bs
-    cols = np.asarray(grid.tile_cols(nt), dtype=np.int64) * bs
+    rows, cols = (np.arange(r.start, r.stop, r.step, dtype=np.int64) * bs
+                  for r in (grid.tile_rows(nt), grid.tile_cols(nt)))
     tiles = alloc((rows.size, cols.size, bs, bs), np.dtype(dtype))
     pred = alloc(tiles.shape, np.dtype(np.int32)) if with_pred else None
     graph.fill_start(tiles, rows, cols, inf, pred)

@@ -16,6 +16,7 @@ Conventions, the same for every constructor:
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -106,7 +107,7 @@ class Graph:
             raise FloydwarpError(f"weight matrix has non-numeric dtype {matrix.dtype}")
         if matrix.dtype.kind == "b":
             matrix = matrix.astype(xp.int64)
-        elif xp is np and not _numba_dtype(matrix.dtype):
+        elif xp is np and not numba_readable(matrix.dtype):
             matrix = matrix.astype(np.float64 if matrix.dtype.kind == "f" else np.int64)
         graph = cls(matrix.shape[0], dense=(matrix, mask), missing=_missing_value(missing, matrix.dtype),
                     labels=labels)
@@ -203,25 +204,20 @@ class Graph:
 
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
-        from .kernels import dense_scan
-
-        matrix, mask = self._dense
-        count, present, lo, hi, integral, bad = dense_scan(matrix, *self._absent_rule())
-        rows = np.flatnonzero(bad >= 0)
-        if rows.size:
-            i, j = int(rows[0]), int(bad[rows[0]])
-            raise FloydwarpError(f"matrix entry [{i}, {j}] has weight {float(matrix[i, j])}: "
+        matrix = self._dense[0]
+        edges, present, lo, hi, integral, bad_i, bad_j = _kernels().dense_scan(matrix, *self._absent_rule())
+        if bad_i >= 0:
+            raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
                                  f"weights must be finite numbers")
-        has = present
-        if not has.any():
+        if not present:
             return WeightStats(self.n, 0, 0, True), 0
-        conv = int if matrix.dtype.kind in "iu" or bool(integral.all()) else float
-        return WeightStats(self.n, conv(lo[has].min()), conv(hi[has].max()), conv is int), int(count.sum())
+        conv = int if integral else float
+        return WeightStats(self.n, conv(lo), conv(hi), bool(integral)), int(edges)
 
     def _absent_rule(self):
         """The arguments after the matrix of the Numba passes: (mask, missing, use_missing)."""
         matrix, mask = self._dense
-        mask = np.zeros((0, 0), np.bool_) if mask is None else np.asarray(mask, dtype=np.bool_)
+        mask = _NO_MASK if mask is None else np.asarray(mask, dtype=np.bool_)
         missing = self._missing
         return mask, matrix.dtype.type(0 if missing is None else missing), missing is not None
 
@@ -281,12 +277,11 @@ class Graph:
         entry ``(row0[li] + r, col0[lj] + c)`` into ``out[li, lj, r, c]`` and, when given, its
         initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
         the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``."""
-        from . import kernels
-
+        kernels = _kernels()
         row0 = np.asarray(row0, dtype=np.int64)
         col0 = np.asarray(col0, dtype=np.int64)
         with_pred = pred is not None
-        pred = pred if with_pred else np.empty((0, 0, 0, 0), np.int32)
+        pred = pred if with_pred else _NO_PRED
         if self._dense is not None:
             matrix = to_host(self._dense[0])
             kernels.dense_tiles(matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred)
@@ -318,6 +313,12 @@ class Graph:
 
 
 # ---------------------------------------------------------------------- helpers
+#: the Numba passes' "no mask"
+_NO_MASK = np.zeros((0, 0), np.bool_)
+#: their "no predecessors"
+_NO_PRED = np.zeros((0, 0, 0, 0), np.int32)
+
+
 def _as_index_array(a, name):
     arr = np.asarray(a)
     if arr.ndim != 1:
@@ -345,9 +346,16 @@ def _as_weight_array(a):
     return arr.astype(np.int64) if arr.dtype.kind in "iu" else arr.astype(np.float64)
 
 
-def _numba_dtype(dtype) -> bool:
+@functools.cache
+def _kernels():
+    from . import kernels  # imports Numba: only when a pass runs
+
+    return kernels
+
+
+def numba_readable(dtype) -> bool:
     """True for the dtypes the Numba passes read as they are (not float16, not byte-swapped)."""
-    return dtype.isnative and (dtype.kind in "iu" or dtype.name in ("float32", "float64"))
+    return dtype.isnative and (dtype.kind in "iu" or dtype.char in "fd")
 
 
 def _missing_value(missing, dtype):
@@ -371,9 +379,7 @@ def _edge_stats(n, w) -> WeightStats:
         return WeightStats(n, 0, 0, True)
     if w.dtype.kind in "iu":
         return WeightStats(n, int(w.min()), int(w.max()), True)
-    from .kernels import weight_scan
-
-    lo, hi, integral = weight_scan(w)
+    lo, hi, integral = _kernels().weight_scan(w)
     conv = int if integral else float
     return WeightStats(n, conv(lo), conv(hi), bool(integral))
 

@@ -33,8 +33,8 @@ def _absent(w, mask, missing, use_missing, i, j):
 
 @njit(cache=True, parallel=_PRANGE_ONLY)
 def dense_scan(w, mask, missing, use_missing):
-    """Per row of a dense weight matrix: (edges, any weight present, smallest and largest
-    weight, all weights integers, first column holding NaN or -inf or -1).  Self-loops
+    """A dense weight matrix's (edges, any weight present, smallest and largest weight, all
+    weights integers, first entry (i, j) holding NaN or -inf, i = -1 for none).  Self-loops
     count in the weights (as they always have) but not as edges when dropped."""
     n = w.shape[0]
     count = np.zeros(n, np.int64)
@@ -70,7 +70,20 @@ def dense_scan(w, mask, missing, use_missing):
         lo[i] = a
         hi[i] = b
         integral[i] = whole
-    return count, present, lo, hi, integral, bad
+    # the rows' answers, combined in row order
+    edges, any_present, whole, a, b, bad_i, bad_j = 0, False, True, narrow(0, w), narrow(0, w), -1, -1
+    for i in range(n):
+        if bad[i] >= 0:
+            bad_i, bad_j = i, bad[i]
+            break
+        edges += count[i]
+        if present[i]:
+            if not any_present:
+                a, b, any_present = lo[i], hi[i], True
+            a = lo[i] if lo[i] < a else a
+            b = hi[i] if hi[i] > b else b
+            whole = whole and integral[i]
+    return edges, any_present, a, b, whole, bad_i, bad_j
 
 
 @njit(inline="always")
@@ -136,3 +149,31 @@ def weight_scan(w):
         b = x if x > b else b
         whole = whole and np.floor(x) == x
     return a, b, whole
+
+
+@njit(inline="always")
+def _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted):
+    x = np.float64(g[i, j])
+    if nonfinite_null and (x != x or x == np.inf or x == -np.inf):
+        return np.inf
+    if abs(x) <= null_within:
+        return np.inf
+    if unweighted:
+        return np.inf if x == np.inf else 1.0
+    return x
+
+
+@njit(cache=True, parallel=_PRANGE_ONLY)
+def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out):
+    """SciPy's ``floyd_warshall`` reading of a dense matrix into float64 ``out``, ``inf`` for
+    no edge: entries with ``|x| <= null_within`` and, with ``nonfinite_null``, NaN and
+    +-inf are no edge; ``unweighted`` makes every edge 1; self-loops are ignored;
+    undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused)."""
+    n = g.shape[0]
+    for i in prange(n):
+        for j in range(n):
+            v = _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted)
+            if not directed:
+                u = _scipy_entry(g, j, i, null_within, nonfinite_null, unweighted)
+                v = u if (u != u or u < v) else v
+            out[i, j] = np.inf if i == j else v
