@@ -1,6 +1,7 @@
 """`floyd_warshall`: a drop-in for :func:`scipy.sparse.csgraph.floyd_warshall`.
 
-The input is read exactly as SciPy reads it (SciPy's own validation), then
+The input is read exactly as SciPy reads it (a plain dense array by SciPy's
+dense rule in one Numba pass, anything else by SciPy's own validation), then
 solved by floydwarp: integer weights run in the narrowest exact integer
 type, and the answer comes back as SciPy returns it.
 """
@@ -12,7 +13,7 @@ from scipy.sparse.csgraph._validation import validate_graph
 
 from .errors import NegativeCycleError
 from .graph import Graph
-from .graph.graph import _kernels as graph_kernels, numba_readable
+from .graph.graph import numba_passes, numba_readable
 from .solve import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
@@ -100,7 +101,7 @@ def _weights(csgraph, directed, unweighted, overwrite):
     if dense.dtype.kind == "b":
         dense = dense.view(np.uint8)
     weights = np.empty(dense.shape, np.float64)
-    graph_kernels().scipy_weights(dense, null_within, nonfinite_null, unweighted, directed, weights)
+    numba_passes().scipy_weights(dense, null_within, nonfinite_null, unweighted, directed, weights)
     return weights
 
 

@@ -205,7 +205,7 @@ class Graph:
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
         matrix = self._dense[0]
-        edges, present, lo, hi, integral, bad_i, bad_j = _kernels().dense_scan(matrix, *self._absent_rule())
+        edges, present, lo, hi, integral, bad_i, bad_j = numba_passes().dense_scan(matrix, *self._absent_rule())
         if bad_i >= 0:
             raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
                                  f"weights must be finite numbers")
@@ -247,10 +247,10 @@ class Graph:
         dtype = np.dtype(dtype)
         inf = inf_of(dtype) if inf is None else inf
         on_device = self._dense is not None and is_device_array(self._dense[0])
-        if not on_device and (xp is None or xp is np):
+        if not on_device and (self._dense is not None or xp is None or xp is np):
             out = np.empty((hi - lo, self.n), dtype)
             self.fill_start(out.reshape(1, 1, hi - lo, self.n), [lo], [0], inf)
-            return out
+            return out if xp is None or xp is np else xp.asarray(out)
         rows = np.arange(lo, hi)
         if on_device:
             matrix = self._dense[0]
@@ -277,7 +277,7 @@ class Graph:
         entry ``(row0[li] + r, col0[lj] + c)`` into ``out[li, lj, r, c]`` and, when given, its
         initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
         the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``."""
-        kernels = _kernels()
+        kernels = numba_passes()
         row0 = np.asarray(row0, dtype=np.int64)
         col0 = np.asarray(col0, dtype=np.int64)
         with_pred = pred is not None
@@ -347,8 +347,8 @@ def _as_weight_array(a):
 
 
 @functools.cache
-def _kernels():
-    from . import kernels  # imports Numba: only when a pass runs
+def numba_passes():
+    from . import kernels
 
     return kernels
 
@@ -360,13 +360,15 @@ def numba_readable(dtype) -> bool:
 
 def _missing_value(missing, dtype):
     """``missing`` as a value of the matrix dtype, or None when no entry can equal it
-    (NaN, +inf -- absent anyway in floats --, or a value the dtype cannot hold)."""
+    (NaN, +inf -- absent anyway in floats --, or a value an integer dtype cannot hold)."""
     if missing is None:
         return None
     value = float(missing)
-    if np.isnan(value) or np.isinf(value):
+    if np.isnan(value) or value == np.inf:
         return None
     if dtype.kind in "iu":
+        if np.isinf(value):
+            return None
         info = np.iinfo(dtype)
         if not value.is_integer() or not info.min <= value <= info.max:
             return None
@@ -379,7 +381,7 @@ def _edge_stats(n, w) -> WeightStats:
         return WeightStats(n, 0, 0, True)
     if w.dtype.kind in "iu":
         return WeightStats(n, int(w.min()), int(w.max()), True)
-    lo, hi, integral = _kernels().weight_scan(w)
+    lo, hi, integral = numba_passes().weight_scan(w)
     conv = int if integral else float
     return WeightStats(n, conv(lo), conv(hi), bool(integral))
 
