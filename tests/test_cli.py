@@ -64,6 +64,7 @@ def test_solve_generate_long_flags():
     assert f["n"] == "30" and f["edges"] == f"{g.num_edges:,}"
     assert f["dtype"] == "int32" and f["backend"] == "reference/numpy"
     assert re.match(r"[\d.]+ (ms|us|s) \(compute [\d.]+ (ms|us|s)\)", f["time"])
+    assert re.match(r"prepare [\d.]+ (ms|us|s), start [\d.]+ (ms|us|s), .*compute .*finish", f["stages"])
     assert re.match(r"[\d.]+ [kMGT]? ?relax/s", f["rate"])
     assert f["negative cycle"] == "none"
     assert r.stderr == ""                              # no progress bar off a terminal

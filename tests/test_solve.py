@@ -1,6 +1,8 @@
 """solve() end to end on the reference backend, against independent references."""
 import math
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -164,6 +166,21 @@ def test_unknown_backend_and_algorithm():
 def test_rate_and_timings():
     r = fw.solve(fw.generate.erdos_renyi(64, 20, seed=0), backend="reference")
     assert r.timings["compute"] > 0 and r.relaxations_per_second > 0
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_every_result_carries_its_stage_breakdown(backend):
+    """prepare, the engine's stages (start matrix, compilation, compute), finish -- in order,
+    adding up to the whole call."""
+    w = fw.generate.erdos_renyi(100, 10, seed=2).to_matrix("float64", np.inf)
+    t0 = time.perf_counter()
+    r = fw.solve(w, backend=backend)
+    wall = time.perf_counter() - t0
+    stages = list(r.timings)
+    assert stages[0] == "prepare" and stages[-1] == "finish"
+    assert "start" in stages and stages.index("start") < stages.index("compute")
+    assert all(v >= 0 for v in r.timings.values())
+    assert r.time == pytest.approx(sum(r.timings.values())) and r.time <= wall
 
 
 def test_progress_callback_reaches_the_end():

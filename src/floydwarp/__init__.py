@@ -6,16 +6,25 @@
 (100, False)
 """
 from . import generate
-from .errors import (BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NegativeCycleError,
-                     NoPathError)
+from .errors import BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NoPathError
 from .graph import Graph
 from .numeric import DTYPES, inf_of
 from .predecessors import NO_PREDECESSOR
 from .result import Result
-from .scipy_compat import floyd_warshall
 from .solve import solve
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # SciPy's adapter and its exception import SciPy: only when asked for
+    if name == "NegativeCycleError":
+        from .errors import NegativeCycleError
+        return NegativeCycleError
+    if name == "floyd_warshall":
+        from .scipy_compat import floyd_warshall
+        return floyd_warshall
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "InexactWarning", "NO_PREDECESSOR",

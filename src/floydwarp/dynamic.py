@@ -60,8 +60,8 @@ def edge_weight(graph, a: int, b: int):
         hit = np.flatnonzero((src == a) & (dst == b))
         value = w[hit[0]].item() if hit.size else None
     else:
-        matrix, missing = graph._dense
-        value = None if bool(missing[a, b]) else matrix[a, b].item()
+        matrix = graph._dense[0]
+        value = None if bool(graph.missing_mask()[a, b]) else matrix[a, b].item()
         if isinstance(value, float) and value == math.inf:
             value = None
     if value is not None and a == b and value >= 0:
@@ -87,13 +87,12 @@ def with_edge(graph, a: int, b: int, w):
             dst = np.append(dst, np.int64(b))
             weights = np.append(weights.astype(wdtype), wdtype.type(w))
         return Graph(graph.n, edges=(src, dst, weights), labels=graph.labels)
-    matrix, missing = graph._dense
+    matrix, missing = graph._dense[0], graph.missing_mask()
     xp = array_module(matrix)
     if isinstance(w, float) and matrix.dtype.kind != "f":
         matrix = matrix.astype(xp.float64)
     else:
         matrix = matrix.copy()
-    missing = missing.copy()
     if w is None:
         missing[a, b] = True
     else:

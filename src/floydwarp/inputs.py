@@ -1,6 +1,8 @@
 """Turn whatever the user passed into a `Graph`."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .dlpack import maybe_from_dlpack
@@ -14,9 +16,8 @@ def as_graph(obj, *, missing=np.inf) -> Graph:
     if isinstance(obj, Graph):
         return obj
     obj = maybe_from_dlpack(obj)
-    import scipy.sparse as sp
-
-    if sp.issparse(obj):
+    sp = sys.modules.get("scipy.sparse")       # a SciPy matrix means SciPy is imported already
+    if sp is not None and sp.issparse(obj):
         return Graph.from_scipy(obj)
     if type(obj).__module__.startswith("networkx"):
         return Graph.from_networkx(obj)

@@ -35,6 +35,7 @@ inputs with integral values above 2**52 would otherwise need the flag for no gai
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -67,6 +68,7 @@ def is_integer(dtype) -> bool:
     return np.dtype(dtype).kind == "i"
 
 
+@functools.lru_cache(maxsize=64)
 def inf_of(dtype):
     """The value that means "unreachable" in a distance matrix of this dtype."""
     dt = np.dtype(dtype)

@@ -4,18 +4,20 @@ from __future__ import annotations
 import contextlib
 
 
-@contextlib.contextmanager
 def progress_callback(progress, description=""):
-    """Yield ``report(done, total)`` for an engine, or None when nobody listens.
+    """A context that yields ``report(done, total)`` for an engine, or None when nobody listens.
 
     The bar appears only once a run has taken a second, so short runs print nothing.
     """
     if not progress:
-        yield None
-        return
+        return contextlib.nullcontext()
     if callable(progress) and progress is not True:
-        yield progress
-        return
+        return contextlib.nullcontext(progress)
+    return _bar(description)
+
+
+@contextlib.contextmanager
+def _bar(description):
     from tqdm.auto import tqdm
 
     bar = None

@@ -9,6 +9,7 @@ imports a backend's module only when that backend is first asked for, so
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -128,7 +129,7 @@ def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
         if impl is None:
             names = ", ".join(i.algorithm for i in impls)
             raise FloydwarpError(f"backend {name!r} has no algorithm {algorithm!r}; it has: {names}")
-    if dtype.name not in impl.dtypes:
+    if _name(dtype) not in impl.dtypes:
         raise FloydwarpError(
             f"{name}/{impl.algorithm} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}")
     if predecessors and not impl.predecessors:
@@ -137,6 +138,11 @@ def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
     if impl.max_n is not None and n > impl.max_n:
         raise FloydwarpError(f"{name}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
     return impl
+
+
+@functools.lru_cache(maxsize=64)
+def _name(dtype) -> str:
+    return dtype.name        # a Python-level property in NumPy: microseconds a call
 
 
 def k_order_algorithm(name, n) -> Implementation:

@@ -14,6 +14,8 @@ from .numeric import exact_scalar, to_float64
 from .predecessors import walk
 
 _FORMAT_VERSION = 1
+#: timings that are parts of "compute", not added to the whole
+NESTED_STAGES = ("phase1", "phase2", "phase3", "comm")
 
 
 class Result:
@@ -34,7 +36,11 @@ class Result:
     graph : Graph or None
         The graph that was solved (kept by :func:`solve`; None for loaded results).
     timings : dict
-        Seconds per stage ("compute", and "h2d"/"d2h" on a GPU).
+        Seconds per stage of :func:`floydwarp.solve`, in order: "prepare" (reading the
+        input, weight statistics, dtype and backend choice), the engine's stages
+        ("start": the start matrix; "compile": kernel compilation or cache load; "compute";
+        on a GPU "h2d", "setup", "d2h"; under MPI "comm", part of "compute", and "gather"),
+        and "finish" (unreachable entries, negative cycles, the result).
 
     Examples
     --------
@@ -82,8 +88,8 @@ class Result:
 
     @property
     def time(self) -> float:
-        """Seconds of the whole run (copies included)."""
-        return float(sum(self.timings.values()))
+        """Seconds of the whole run (copies included): the stages not part of another."""
+        return float(sum(v for k, v in self.timings.items() if k not in NESTED_STAGES))
 
     @property
     def compute_time(self) -> float:

@@ -1,6 +1,7 @@
 """`floyd_warshall`: a drop-in for :func:`scipy.sparse.csgraph.floyd_warshall`.
 
-The input is read exactly as SciPy reads it (SciPy's own validation), then
+The input is read exactly as SciPy reads it (a plain dense array by SciPy's
+dense rule in one Numba pass, anything else by SciPy's own validation), then
 solved by floydwarp: integer weights run in the narrowest exact integer
 type, and the answer comes back as SciPy returns it.
 """
@@ -12,7 +13,11 @@ from scipy.sparse.csgraph._validation import validate_graph
 
 from .errors import NegativeCycleError
 from .graph import Graph
+from .graph.graph import numba_passes, numba_readable
 from .solve import solve
+
+#: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
+_SCIPY_NULL_ATOL = 1e-8
 
 
 def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
@@ -64,14 +69,7 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
            [    2,     0, -9999,     2],
            [    1,     3,     3, -9999]], dtype=int32)
     """
-    weights = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
-    if not sp.issparse(csgraph):
-        weights[weights == 0] = np.inf
-    if unweighted:
-        weights[~np.isinf(weights)] = 1
-    np.fill_diagonal(weights, np.inf)          # SciPy ignores self-loops
-    if not directed:
-        np.minimum(weights, weights.T, out=weights)
+    weights = _weights(csgraph, directed, unweighted, overwrite)
     result = solve(Graph.from_dense(weights, missing=np.inf), dtype=dtype or "auto",
                    backend=backend, predecessors=return_predecessors, output="host")
     result = result.to_host()
@@ -85,6 +83,26 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
     if return_predecessors:
         return dist, result.pred
     return dist
+
+
+def _weights(csgraph, directed, unweighted, overwrite):
+    """The float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no edge), in one
+    parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
+    dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); any other input goes
+    through SciPy's own validation first (sparse: explicit zeros are edges; masked:
+    masked entries and exact zeros are not)."""
+    plain = (type(csgraph) is np.ndarray and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]
+             and (csgraph.dtype.kind == "b" or numba_readable(csgraph.dtype)))
+    if plain:
+        dense, null_within, nonfinite_null = csgraph, _SCIPY_NULL_ATOL, True
+    else:
+        dense = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
+        null_within, nonfinite_null = (-1.0 if sp.issparse(csgraph) else 0.0), False
+    if dense.dtype.kind == "b":
+        dense = dense.view(np.uint8)
+    weights = np.empty(dense.shape, np.float64)
+    numba_passes().scipy_weights(dense, null_within, nonfinite_null, unweighted, directed, weights)
+    return weights
 
 
 def _writable_in_place(a) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 
@@ -56,6 +57,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     >>> r.dist.tolist(), r.dtype.name
     ([[0, 3, 2], [1, 0, -1], [2, 5, 0]], 'int16')
     """
+    start = time.perf_counter()
     graph = as_graph(graph)
     stats = graph.weight_stats()
     choice = numeric.choose_dtype(dtype, stats)
@@ -65,6 +67,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
                 block_size=block_size, threads=threads, options=options, stats=stats)
+    prepared = time.perf_counter()
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out, negative = _run(impl, graph, plan, stats)
@@ -73,13 +76,15 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
             out = _rerun_in_k_order(graph, plan, stats, out)
     if out.dist is None:
         return None        # an MPI rank other than 0: the result lives on rank 0
+    ran = time.perf_counter()
     dist = out.dist
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
     written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
     if choice.verify_after and not written and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise numeric.too_narrow(choice.dtype, stats)
+    timings = {"prepare": prepared - start, **out.timings, "finish": time.perf_counter() - ran}
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
-                  algorithm=impl.algorithm, timings=out.timings, num_edges=graph.num_edges,
+                  algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph, solver=solve,
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})
 

@@ -186,8 +186,8 @@ def solve(
     echo(f"edges:     {graph.num_edges:,}")
     echo(f"dtype:     {result.dtype.name}")
     echo(f"backend:   {result.backend}/{result.algorithm}")
-    stages = ", ".join(f"{k} {format_seconds(v)}" for k, v in result.timings.items())
-    echo(f"time:      {format_seconds(wall)} ({stages})")
+    echo(f"time:      {format_seconds(wall)} (compute {format_seconds(result.compute_time)})")
+    echo(f"stages:    {', '.join(f'{k} {format_seconds(v)}' for k, v in result.timings.items())}")
     echo(f"rate:      {format_rate(result.relaxations_per_second)} (n^3 / compute time)")
     echo(f"negative cycle: {describe_cycles(result)}")
 

@@ -28,12 +28,13 @@ Algorithms
 The first call of a (kernel, dtype) pair compiles it (or loads it from Numba's
 on-disk cache); that happens on a tiny matrix before the clock starts, so
 ``timings["compute"]`` is the run alone: the rounds and unpacking the tiles
-into the result, not building the start matrix (or tiles) and predecessors.
+into the result.  ``timings["start"]`` is building the start matrix (or tiles)
+and predecessors, ``timings["compile"]`` the compilation or cache load.
 """
 from __future__ import annotations
 
+import functools
 import os
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,7 +42,7 @@ import numpy as np
 
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
-from ..plan import EngineOutput
+from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
@@ -63,12 +64,15 @@ BLOCK_RATES = {
 }
 #: The fastest tile per dtype at n = 2048.
 DEFAULT_BLOCK = {name: max(rates, key=rates.get) for name, rates in BLOCK_RATES.items()}
+#: bytes of tiles and result below which the memory check is skipped (it reads /proc)
+_SURELY_FITS = 64 << 20
 #: rows/serial report progress about this many times per run
 _PROGRESS_STEPS = 64
 
 _warm: set = set()
 
 
+@functools.cache
 def _kernels():
     from . import kernels  # imports Numba: only when the cpu backend runs
 
@@ -76,16 +80,21 @@ def _kernels():
 
 
 @contextmanager
-def _threads(requested):
+def _threads(requested, tasks=None):
+    """Run with ``requested`` Numba threads; by default all, or ``tasks`` when fewer (a
+    thread with nothing to do costs each parallel loop a wake-up: 3 us of a 5 us round)."""
     import numba
 
     limit = numba.config.NUMBA_NUM_THREADS
-    n = limit if requested is None else int(requested)
+    n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
     if not 1 <= n <= limit:
         raise FloydwarpError(
             f"threads={requested} is out of range: Numba runs 1..{limit} threads here "
             f"(set NUMBA_NUM_THREADS before starting Python for more)")
     previous = numba.get_num_threads()
+    if previous == n:                  # the common case: nothing to set (it costs microseconds)
+        yield n
+        return
     numba.set_num_threads(n)
     try:
         yield n
@@ -93,6 +102,7 @@ def _threads(requested):
         numba.set_num_threads(previous)
 
 
+@functools.lru_cache(maxsize=256)
 def default_block_size(dtype, n) -> int:
     """The tile edge for n vertices: among the measured sizes that leave at least 10
     tiles per side (else 5, for parallel slack in phases 2 and 3), the one that
@@ -141,7 +151,7 @@ def _tiny(dtype, pred):
 
 def _warm_up(name, dtype, pred, run):
     """Compile (or load from cache) one kernel specialization on a tiny matrix, off the clock."""
-    key = (name, np.dtype(dtype).name, pred)
+    key = (name, dtype, pred)
     if key in _warm:
         return
     d, p, inf = _tiny(dtype, pred)
@@ -151,17 +161,19 @@ def _warm_up(name, dtype, pred, run):
 
 def _solve(graph, plan, name, run):
     """rows and serial: in place on the n x n matrix."""
-    d = graph.to_matrix(plan.dtype, plan.inf)
-    pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
+    sw = Stopwatch()
+    with sw("start"):
+        d = graph.to_matrix(plan.dtype, plan.inf)
+        pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
     with _threads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
         if plan.n == 0:
-            return EngineOutput(d, pred, {"compute": 0.0}, metadata=metadata)
-        _warm_up(name, plan.dtype, plan.predecessors, run)
-        t0 = time.perf_counter()
-        run(d, pred, plan.inf, bool(plan.clamp), _lo(plan), plan.report)
-        seconds = time.perf_counter() - t0
-    return EngineOutput(d, pred, {"compute": seconds}, metadata=metadata)
+            return EngineOutput(d, pred, {**sw.timings, "compute": 0.0}, metadata=metadata)
+        with sw("compile"):
+            _warm_up(name, plan.dtype, plan.predecessors, run)
+        with sw("compute"):
+            run(d, pred, plan.inf, bool(plan.clamp), _lo(plan), plan.report)
+    return EngineOutput(d, pred, sw.timings, metadata=metadata)
 
 
 # --------------------------------------------------------------------------- blocked
@@ -170,27 +182,29 @@ def _solve_blocked(graph, plan):
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
     store = Storage.for_plan(plan, bs)
-    with _threads(plan.threads) as threads:
+    sw = Stopwatch()
+    with _threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
-        t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
-        _warm_up_blocked(plan.dtype, plan.predecessors)
+        with sw("start"):
+            t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
+        with sw("compile"):
+            _warm_up_blocked(plan.dtype, plan.predecessors)
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
-        t0 = time.perf_counter()
-        schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
-        d = store.result((plan.n, plan.n), plan.dtype, "dist")
-        _kernels().unpack(t, d)
-        pred = None
-        if p is not None:
-            pred = store.result((plan.n, plan.n), np.int32, "pred")
-            _kernels().unpack(p, pred)
-        seconds = time.perf_counter() - t0
+        with sw("compute"):
+            schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
+            d = store.result((plan.n, plan.n), plan.dtype, "dist")
+            _kernels().unpack(t, d)
+            pred = None
+            if p is not None:
+                pred = store.result((plan.n, plan.n), np.int32, "pred")
+                _kernels().unpack(p, pred)
     store.release_tiles()
-    return EngineOutput(d, pred, {"compute": seconds, **stages.timings()}, metadata=metadata)
+    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
 
 
 def _warm_up_blocked(dtype, pred):
-    key = ("blocked", np.dtype(dtype).name, pred)
+    key = ("blocked", dtype, pred)
     if key in _warm:
         return
     d, p, inf = _tiny(dtype, pred)
@@ -252,7 +266,7 @@ class Storage:
             padded = -(-plan.n // bs) * bs
             per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
             need = 2 * padded * padded * per_entry          # tiles + the result matrix
-            have = available_memory()
+            have = available_memory() if need > _SURELY_FITS else None
             if have is not None and need > have:
                 raise FloydwarpError(
                     f"the cpu backend needs {need:,} bytes of memory for n = {plan.n} "

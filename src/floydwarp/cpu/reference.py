@@ -18,8 +18,9 @@ register_backend("reference", "plain NumPy, one vectorized update per k (ground 
 def numpy_loop(graph, plan) -> EngineOutput:
     """for k: d = min(d, d[:, k] + d[k, :]), with predecessors."""
     sw = Stopwatch()
-    d = graph.to_matrix(plan.dtype, plan.inf)
-    pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
+    with sw("start"):
+        d = graph.to_matrix(plan.dtype, plan.inf)
+        pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
     with sw("compute"), np.errstate(invalid="ignore", over="ignore"):
         relax(d, pred, plan.inf if plan.clamp else None, plan.report)
     return EngineOutput(d, pred, sw.timings)

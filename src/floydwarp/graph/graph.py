@@ -16,11 +16,12 @@ Conventions, the same for every constructor:
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..arrays import array_module, to_host
+from ..arrays import array_module, is_device_array, to_host
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
@@ -54,16 +55,19 @@ class Graph:
     [[0, 4, 1073741823], [1073741823, 0, 1], [1073741823, 1073741823, 0]]
     """
 
-    def __init__(self, n: int, *, edges=None, dense=None, labels: Sequence[Any] | None = None):
+    def __init__(self, n: int, *, edges=None, dense=None, missing=None, labels: Sequence[Any] | None = None):
         if (edges is None) == (dense is None):
             raise TypeError("Graph needs exactly one of edges= or dense=; use a Graph.from_* constructor")
         self.n = check_vertex_count(int(n))
         self._edges = edges          # (src, dst, weight) with duplicates and self-loops removed
-        self._dense = dense          # (matrix, missing mask)
+        # (matrix, mask or None): an entry is absent where masked, equal to ``missing`` or +inf
+        self._dense = dense
+        self._missing = missing
         self.labels = None if labels is None else list(labels)
         if self.labels is not None and len(self.labels) != self.n:
             raise FloydwarpError(f"{len(self.labels)} labels given for {self.n} vertices")
         self._stats = None
+        self._num_edges = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -119,15 +123,12 @@ class Graph:
             raise FloydwarpError(f"weight matrix has non-numeric dtype {matrix.dtype}")
         if matrix.dtype.kind == "b":
             matrix = matrix.astype(xp.int64)
-        missing_mask = xp.zeros(matrix.shape, dtype=bool) if mask is None else xp.asarray(mask)
-        if matrix.dtype.kind == "f":
-            missing_mask = missing_mask | (matrix == xp.inf)
-        if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
-            missing_mask = missing_mask | (matrix == missing)
-        _refuse_bad_weights(
-            xp.where(missing_mask, 0, matrix),
-            lambda i: f"matrix entry [{i // matrix.shape[0]}, {i % matrix.shape[0]}]")
-        return cls(matrix.shape[0], dense=(matrix, missing_mask), labels=labels)
+        elif xp is np and not numba_readable(matrix.dtype):
+            matrix = matrix.astype(np.float64 if matrix.dtype.kind == "f" else np.int64)
+        graph = cls(matrix.shape[0], dense=(matrix, mask), missing=_missing_value(missing, matrix.dtype),
+                    labels=labels)
+        graph.weight_stats()            # one pass: refuses NaN and -inf, keeps the statistics
+        return graph
 
     @classmethod
     def from_scipy(cls, sparse, labels=None) -> "Graph":
@@ -174,17 +175,26 @@ class Graph:
         """Number of distinct edges (self-loops that cannot shorten anything excluded)."""
         if self._edges is not None:
             return int(self._edges[0].size)
-        matrix, missing = self._dense
+        if self._num_edges is None:
+            self.weight_stats()
+        return self._num_edges
+
+    def missing_mask(self):
+        """A dense graph's "no edge" mask (NumPy or CuPy, like its matrix)."""
+        matrix, mask = self._dense
         xp = array_module(matrix)
-        off = ~missing
-        diag = xp.diagonal(off) & (xp.diagonal(matrix) >= 0)
-        return int(off.sum()) - int(diag.sum())
+        absent = xp.zeros(matrix.shape, dtype=bool) if mask is None else xp.array(mask, dtype=bool)
+        if matrix.dtype.kind == "f":
+            absent = absent | (matrix == xp.inf)
+        if self._missing is not None:
+            absent = absent | (matrix == self._missing)
+        return absent
 
     def edges(self):
         """``(src, dst, weight)`` host arrays of the distinct edges."""
         if self._edges is not None:
             return self._edges
-        matrix, missing = (to_host(a) for a in self._dense)
+        matrix, missing = to_host(self._dense[0]), to_host(self.missing_mask())
         src, dst = np.nonzero(~missing)
         w = matrix[src, dst]
         keep = (src != dst) | (w < 0)
@@ -201,20 +211,45 @@ class Graph:
         """Smallest and largest weight and whether all weights are integers."""
         if self._stats is None:
             if self._edges is not None:
-                w = self._edges[2]
-                xp = np
+                self._stats = _edge_stats(self.n, self._edges[2])
+            elif is_device_array(self._dense[0]):
+                self._stats, self._num_edges = self._device_stats()
             else:
-                matrix, missing = self._dense
-                xp = array_module(matrix)
-                w = matrix[~missing]
-            if w.size == 0:
-                self._stats = WeightStats(self.n, 0, 0, True)
-            else:
-                integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
-                lo, hi = w.min(), w.max()
-                conv = int if integral else float
-                self._stats = WeightStats(self.n, conv(lo), conv(hi), integral)
+                self._stats, self._num_edges = self._host_stats()
         return self._stats
+
+    def _host_stats(self):
+        """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
+        matrix = self._dense[0]
+        edges, present, lo, hi, integral, bad_i, bad_j = numba_passes().dense_scan(matrix, *self._absent_rule())
+        if bad_i >= 0:
+            raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
+                                 f"weights must be finite numbers")
+        if not present:
+            return WeightStats(self.n, 0, 0, True), 0
+        conv = int if integral else float
+        return WeightStats(self.n, conv(lo), conv(hi), bool(integral)), int(edges)
+
+    def _absent_rule(self):
+        """The arguments after the matrix of the Numba passes: (mask, missing, use_missing)."""
+        matrix, mask = self._dense
+        mask = _NO_MASK if mask is None else np.asarray(mask, dtype=np.bool_)
+        missing = self._missing
+        return mask, matrix.dtype.type(0 if missing is None else missing), missing is not None
+
+    def _device_stats(self):
+        matrix, _ = self._dense
+        xp = array_module(matrix)
+        missing = self.missing_mask()
+        _refuse_bad_weights(xp.where(missing, 0, matrix),
+                            lambda i: f"matrix entry [{i // matrix.shape[0]}, {i % matrix.shape[0]}]")
+        w = matrix[~missing]
+        dropped = int(((~xp.diagonal(missing)) & (xp.diagonal(matrix) >= 0)).sum())   # self-loops
+        if w.size == 0:
+            return WeightStats(self.n, 0, 0, True), 0
+        integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
+        conv = int if integral else float
+        return WeightStats(self.n, conv(w.min()), conv(w.max()), integral), int(w.size) - dropped
 
     def to_matrix(self, dtype, inf=None, xp=None):
         """The initial Floyd-Warshall matrix: weights, INF for no edge, 0 (or a negative self-loop) on the diagonal."""
@@ -227,19 +262,23 @@ class Graph:
 
         dtype = np.dtype(dtype)
         inf = inf_of(dtype) if inf is None else inf
+        on_device = self._dense is not None and is_device_array(self._dense[0])
+        if not on_device and (self._dense is not None or xp is None or xp is np):
+            out = np.empty((hi - lo, self.n), dtype)
+            self.fill_start(out.reshape(1, 1, hi - lo, self.n), [lo], [0], inf)
+            return out if xp is None or xp is np else xp.asarray(out)
         rows = np.arange(lo, hi)
-        if self._dense is not None:
-            matrix, missing = self._dense
+        if on_device:
+            matrix = self._dense[0]
             mxp = array_module(matrix)
             xp = mxp if xp is None else xp
-            band, gone = matrix[lo:hi], missing[lo:hi]
+            band, gone = matrix[lo:hi], self.missing_mask()[lo:hi]
             # weights the dtype choice has checked; cast before inserting INF (a float64 round trip
             # would round int64's INF up past the overflow-safe value)
             out = xp.asarray(cast_distances(band, None, dtype, inf, unreachable=gone))
             r, c = xp.asarray(rows - lo), xp.asarray(rows)
             out[r, c] = xp.minimum(out[r, c], 0)
             return out
-        xp = np if xp is None else xp
         out = xp.full((hi - lo, self.n), inf, dtype=dtype)
         out[xp.asarray(rows - lo), xp.asarray(rows)] = 0
         src, dst, w = self._edges_of_rows(lo, hi)
@@ -247,12 +286,39 @@ class Graph:
         out[xp.asarray(src - lo), xp.asarray(dst)] = xp.asarray(w).astype(dtype)
         return out
 
-    def _edges_of_rows(self, lo, hi):
-        """The edges leaving vertices lo..hi-1 (edges kept sorted by source for this)."""
+    def fill_start(self, out, row0, col0, inf, pred=None):
+        """Write the start matrix into host arrays in one parallel pass (graph/kernels.py):
+        entry ``(row0[li] + r, col0[lj] + c)`` into ``out[li, lj, r, c]`` and, when given, its
+        initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
+        the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``."""
+        kernels = numba_passes()
+        row0 = np.asarray(row0, dtype=np.int64)
+        col0 = np.asarray(col0, dtype=np.int64)
+        with_pred = pred is not None
+        pred = pred if with_pred else _NO_PRED
+        if self._dense is not None:
+            matrix = to_host(self._dense[0])
+            kernels.dense_tiles(matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred)
+            return
+        src, dst, w = self._sorted_edges()
+        bh, bw = out.shape[2], max(out.shape[3], 1)
+        first = np.searchsorted(src, row0)
+        last = np.searchsorted(src, np.minimum(row0 + bh, self.n))
+        col_tile = np.full(-(-self.n // bw), -1, np.int64)
+        col_tile[col0[col0 < self.n] // bw] = np.flatnonzero(col0 < self.n)
+        kernels.edge_tiles(src, dst, w, first, last, self.n, row0, col0, col_tile, inf, out, pred, with_pred)
+
+    def _sorted_edges(self):
+        """The edges, sorted by source (kept sorted once sorted)."""
         src, dst, w = self._edges
         if src.size and np.any(src[1:] < src[:-1]):
             order = np.argsort(src, kind="stable")
             self._edges = src, dst, w = src[order], dst[order], w[order]
+        return self._edges
+
+    def _edges_of_rows(self, lo, hi):
+        """The edges leaving vertices lo..hi-1."""
+        src, dst, w = self._sorted_edges()
         a, b = np.searchsorted(src, [lo, hi])
         return src[a:b], dst[a:b], w[a:b]
 
@@ -261,6 +327,12 @@ class Graph:
 
 
 # ---------------------------------------------------------------------- helpers
+#: the Numba passes' "no mask"
+_NO_MASK = np.zeros((0, 0), np.bool_)
+#: their "no predecessors"
+_NO_PRED = np.zeros((0, 0, 0, 0), np.int32)
+
+
 def _as_index_array(a, name):
     arr = np.asarray(a)
     if arr.ndim != 1:
@@ -286,6 +358,46 @@ def _as_weight_array(a):
         except (TypeError, ValueError) as exc:
             raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
     return arr.astype(np.int64) if arr.dtype.kind in "iu" else arr.astype(np.float64)
+
+
+@functools.cache
+def numba_passes():
+    from . import kernels
+
+    return kernels
+
+
+def numba_readable(dtype) -> bool:
+    """True for the dtypes the Numba passes read as they are (not float16, not byte-swapped)."""
+    return dtype.isnative and (dtype.kind in "iu" or dtype.char in "fd")
+
+
+def _missing_value(missing, dtype):
+    """``missing`` as a value of the matrix dtype, or None when no entry can equal it
+    (NaN, +inf -- absent anyway in floats --, or a value an integer dtype cannot hold)."""
+    if missing is None:
+        return None
+    value = float(missing)
+    if np.isnan(value) or value == np.inf:
+        return None
+    if dtype.kind in "iu":
+        if np.isinf(value):
+            return None
+        info = np.iinfo(dtype)
+        if not value.is_integer() or not info.min <= value <= info.max:
+            return None
+        return dtype.type(int(value))
+    return dtype.type(missing)
+
+
+def _edge_stats(n, w) -> WeightStats:
+    if w.size == 0:
+        return WeightStats(n, 0, 0, True)
+    if w.dtype.kind in "iu":
+        return WeightStats(n, int(w.min()), int(w.max()), True)
+    lo, hi, integral = numba_passes().weight_scan(w)
+    conv = int if integral else float
+    return WeightStats(n, conv(lo), conv(hi), bool(integral))
 
 
 def _refuse_bad_weights(w, where):

@@ -5,13 +5,14 @@ its own) and n, the pipeline a user runs with ``floydwarp solve graph.in -o dist
 
     generate -> write_graph(file) -> read_graph(file) -> solve -> write_result(file)
 
-each step timed (median of ``repeats``, generation once), and the solve split by the
-engine's own ``Result.timings``: "h2d" (building and uploading the start matrix),
-"setup", "compute" -- on the gpu split into "phase1", "phase2", "phase3" with the
-``phases=True`` option, the rest of the kernel time shown as "other kernels" -- "d2h",
-and for MPI "comm" (inside compute) and "gather".  "solve overhead" is the solve's
-wall time not covered by the engine stages (graph checks, dtype choice, normalizing
-unreachable entries, negative-cycle check).  Files are written in a temporary folder
+each step timed (median of ``repeats``, generation once), and the solve split by its
+``Result.timings``: "prepare" (graph checks, weight statistics, dtype choice), the
+engine's "start" (the start matrix on the cpu), "compile", "h2d" (building and uploading
+the start matrix), "setup", "compute" -- on the gpu split into "phase1", "phase2",
+"phase3" with the ``phases=True`` option, the rest of the kernel time shown as "other
+kernels" -- "d2h", for MPI "comm" (inside compute) and "gather", then "finish"
+(normalizing unreachable entries, negative-cycle check).  "solve overhead" is the
+solve's wall time covered by no stage.  Files are written in a temporary folder
 (``tmp_dir``) and deleted; formats by extension (``file_formats``, default
 ``in``/``out``: the NTHU homework binaries).
 """
@@ -22,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ...result import NESTED_STAGES
 from ..report import Column, label, rate_cell, seconds_cell
 from . import common
 
@@ -29,12 +31,14 @@ NAME = "breakdown"
 TITLE = "Where the time goes: files, host-device copies, phases"
 WARMUP_N = 64
 #: engine stages in the order they happen (others follow in the order reported)
-STAGE_ORDER = ("h2d", "setup", "phase1", "phase2", "phase3", "compute", "comm", "gather", "d2h")
+STAGE_ORDER = ("prepare", "start", "compile", "h2d", "setup", "phase1", "phase2", "phase3", "compute", "comm",
+               "gather", "d2h", "finish")
 #: the stacked bars, bottom up
-SEGMENT_ORDER = ("generate", "write graph file", "read graph file", "h2d", "setup", "phase1", "phase2", "phase3",
-                 "other kernels", "compute", "gather", "d2h", "solve overhead", "write result file")
+SEGMENT_ORDER = ("generate", "write graph file", "read graph file", "prepare", "start", "compile", "h2d", "setup",
+                 "phase1", "phase2", "phase3", "other kernels", "compute", "gather", "d2h", "finish", "solve overhead",
+                 "write result file")
 #: stages that are parts of "compute" (not added again)
-INSIDE_COMPUTE = ("phase1", "phase2", "phase3", "comm")
+INSIDE_COMPUTE = NESTED_STAGES
 
 
 def _step(name):
