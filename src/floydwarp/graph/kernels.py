@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..cpu.kernels import _PRANGE_ONLY, narrow
+from ..cpu.kernels import PRANGE_ONLY, narrow
 from ..predecessors import NO_PREDECESSOR
 
 
@@ -31,7 +31,7 @@ def _absent(w, mask, missing, use_missing, i, j):
     return (mask.shape[0] > 0 and mask[i, j]) or (use_missing and x == missing) or x == np.inf
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def dense_scan(w, mask, missing, use_missing):
     """A dense weight matrix's (edges, any weight present, smallest and largest weight, all
     weights integers, first entry (i, j) holding NaN or -inf, i = -1 for none).  Self-loops
@@ -96,7 +96,7 @@ def _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf):
         pred[li, lj, r, c] = i if (i != j and v < inf) else NO_PREDECESSOR
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_pred):
     """The start matrix of a dense graph into ``out[li, lj]`` (and ``pred``), a row at a time."""
     n = w.shape[0]
@@ -116,7 +116,7 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
                 _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def edge_tiles(src, dst, w, first, last, n, row0, col0, col_tile, inf, out, pred, with_pred):
     """The start matrix of an edge list into ``out[li, lj]`` (and ``pred``): INF with 0 on the
     diagonal, then edges ``first[li] .. last[li] - 1`` (those leaving the rows of ``li``;
@@ -163,7 +163,7 @@ def _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted):
     return x
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out):
     """SciPy's ``floyd_warshall`` reading of a dense matrix into float64 ``out``, ``inf`` for
     no edge: entries with ``|x| <= null_within`` and, with ``nonfinite_null``, NaN and
