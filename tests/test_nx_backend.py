@@ -108,7 +108,7 @@ def test_matches_networkx_on_random_graphs(case, seed):
 @installed
 @pytest.mark.parametrize("seed", range(4))
 def test_predecessors_equal_networkx_on_integer_graphs_with_the_reference_engine(seed, monkeypatch):
-    monkeypatch.setattr(nx_backend, "SOLVER_BACKEND", "reference")
+    monkeypatch.setattr(nx_backend.graph, "SOLVER_BACKEND", "reference")
     G = random_graph(seed, n=12, potential=3)
     assert nx.floyd_warshall_predecessor_and_distance(G, backend="floydwarp") == \
         nx.floyd_warshall_predecessor_and_distance(G)
