@@ -42,24 +42,27 @@ def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     if u is not None and u not in G:
         return fallback("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
     try:
-        if G.is_directed():
-            # NetworkX searches G.reverse(), asking a weight function about each edge in that
-            # direction: read the edges there, then turn them back
-            back = search_edges_reversed(G, distance)
-            result = solve_edges(back)
-        else:
-            back, result = search(G, distance, unit=distance is None)
+        edges = _closeness_edges(G, distance)
+        result = solve_edges(edges)
     except Fallback:
         return fallback("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
     values = to_host(metrics.closeness(result, wf_improved)).tolist()
     if u is not None:
-        return values[back.nodes.index(u)]
-    return dict(zip(back.nodes, values))
+        return values[edges.nodes.index(u)]
+    return dict(zip(edges.nodes, values))
 
 
-def search_edges_reversed(G, weight) -> Edges:
-    reverse = search_edges(G.reverse(copy=False), weight, unit=weight is None)
-    return Edges(reverse.nodes, reverse.dst, reverse.src, reverse.weights, reverse.hidden)
+def _closeness_edges(G, distance) -> Edges:
+    """Edges whose inward distances are the distances NetworkX's closeness searches find.
+
+    NetworkX searches outward from each node of H = G.reverse() (G when undirected), asking
+    a weight function about each edge in the direction it walks it.  Reading H's edges that
+    way and turning every one around gives a graph whose distances *to* a node are H's
+    distances *from* it, weighed as NetworkX weighs them (which matters for a weight function
+    that depends on the direction)."""
+    H = G.reverse(copy=False) if G.is_directed() else G
+    out = search_edges(H, distance, unit=distance is None)
+    return Edges(out.nodes, out.dst, out.src, out.weights, out.hidden)
 
 
 @implements(cannot=lambda a: None if a["method"] in (None, *_SINGLE_SOURCE, *_ALL_PAIRS)
