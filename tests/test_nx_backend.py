@@ -75,7 +75,8 @@ def test_entry_point_is_registered():
     backend = nx.utils.backends._load_backend("floydwarp")
     for name in nx_backend.FUNCTIONS:
         assert hasattr(backend, name)
-    assert backend.can_run("floyd_warshall", (), {}) and not backend.can_run("dijkstra_path", (), {})
+    assert backend.can_run("floyd_warshall", (nx.path_graph(3),), {}) is True
+    assert not backend.can_run("dijkstra_path", (nx.path_graph(3), 0, 1), {})
 
 
 # ---------------------------------------------------------------------- against NetworkX
