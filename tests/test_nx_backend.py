@@ -75,7 +75,8 @@ def test_entry_point_is_registered():
     backend = nx.utils.backends._load_backend("floydwarp")
     for name in nx_backend.FUNCTIONS:
         assert hasattr(backend, name)
-    assert backend.can_run("floyd_warshall", (), {}) and not backend.can_run("dijkstra_path", (), {})
+    assert backend.can_run("floyd_warshall", (nx.path_graph(3),), {}) is True
+    assert not backend.can_run("dijkstra_path", (nx.path_graph(3), 0, 1), {})
 
 
 # ---------------------------------------------------------------------- against NetworkX
@@ -108,7 +109,7 @@ def test_matches_networkx_on_random_graphs(case, seed):
 @installed
 @pytest.mark.parametrize("seed", range(4))
 def test_predecessors_equal_networkx_on_integer_graphs_with_the_reference_engine(seed, monkeypatch):
-    monkeypatch.setattr(nx_backend, "SOLVER_BACKEND", "reference")
+    monkeypatch.setattr(nx_backend.graph, "SOLVER_BACKEND", "reference")
     G = random_graph(seed, n=12, potential=3)
     assert nx.floyd_warshall_predecessor_and_distance(G, backend="floydwarp") == \
         nx.floyd_warshall_predecessor_and_distance(G)

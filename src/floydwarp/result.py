@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import metrics
 from .arrays import is_device_array, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError, NoPathError
@@ -251,6 +252,40 @@ class Result:
         from .dynamic import update_edge
 
         return update_edge(self, u, v, w)
+
+    # ------------------------------------------------------------------ metrics (floydwarp.metrics)
+    def eccentricity(self):
+        """Per vertex, the largest distance to another (``inf`` where one is unreachable):
+        an array of the result's dtype on its device."""
+        return metrics.eccentricity(self)
+
+    def diameter(self):
+        """The largest eccentricity (``math.inf`` when a pair is unreachable)."""
+        return metrics.diameter(self)
+
+    def radius(self):
+        """The smallest eccentricity."""
+        return metrics.radius(self)
+
+    def center(self) -> list:
+        """The vertices (labels when labelled) whose eccentricity is the radius."""
+        return metrics.center(self)
+
+    def periphery(self) -> list:
+        """The vertices (labels when labelled) whose eccentricity is the diameter."""
+        return metrics.periphery(self)
+
+    def closeness(self, wf_improved: bool = True):
+        """NetworkX's closeness centrality (inward distances) as a float64 array on the device."""
+        return metrics.closeness(self, wf_improved)
+
+    def average_path_length(self) -> float:
+        """The mean distance over ordered pairs of distinct vertices (``math.inf`` if one is unreachable)."""
+        return metrics.average_path_length(self)
+
+    def wiener_index(self, directed: bool = True):
+        """The sum of distances over ordered pairs, or unordered ones with ``directed=False``."""
+        return metrics.wiener_index(self, directed)
 
     def to_dense(self):
         """float64 distances with ``np.inf`` for unreachable pairs (on the array's device)."""

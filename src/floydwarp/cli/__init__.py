@@ -16,6 +16,7 @@ COMMANDS = (
     "bench",
     "path",
     "query",
+    "metrics",
     "report",
 )
 

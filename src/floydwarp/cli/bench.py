@@ -20,17 +20,19 @@ STUDY_HELP = {
     "scaling": "MPI ranks, strong and weak scaling: speedup, efficiency, communication share (mpiexec)",
     "breakdown": "where the time goes: file read, host->device, phases, device->host, file write",
     "ceilings": "measure the copy bandwidth and add-min rate: the roofline lines of the other plots",
+    "networkx": "NetworkX's closeness, average path length and eccentricity: nx.f(G, backend='floydwarp') vs "
+                "NetworkX itself on sparse and dense graphs (default --sizes 1000,5000,20000)",
 }
 
 #: options that only some studies use (an option given to another study is refused)
 STUDY_OPTIONS = {
     "--n": ("kernels", "block-size", "budget", "threads", "scaling"),
-    "--sizes": ("run", "sizes", "block-size", "breakdown"),
+    "--sizes": ("run", "sizes", "block-size", "breakdown", "networkx"),
     "--ranks": ("scaling",),
     "--mode": ("scaling",),
     "--budgets": ("budget",),
     "--sweep": ("block-size",),
-    "--max-seconds": ("sizes",),
+    "--max-seconds": ("sizes", "networkx"),
     "--graph": ("sizes", "kernels", "block-size", "budget"),
     "--real-weights": ("sizes", "kernels", "block-size", "budget"),
     "--file-formats": ("breakdown",),
@@ -236,6 +238,9 @@ def bench(
         config.block_sizes = [None]
     if study == "block-size" and not sizes:
         config.sizes = []                     # one n: --n, else the backend's default
+    if study == "networkx" and not sizes:
+        from ..bench.studies.networkx import DEFAULT_SIZES
+        config.sizes = list(DEFAULT_SIZES)
 
     if study == "run":
         _run_table(config, out, json_path, ceilings, plots)
