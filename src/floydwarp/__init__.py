@@ -6,6 +6,7 @@
 (100, False)
 """
 from . import generate
+from .batch import BatchResult, GraphBatch, solve_batch
 from .errors import (BackendUnavailableError, DtypeError, FloydwarpError, NegativeCycleError,
                      NoPathError)
 from .graph import Graph
@@ -18,6 +19,7 @@ from .solve import solve
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchResult", "GraphBatch", "solve_batch",
     "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "NO_PREDECESSOR",
     "NegativeCycleError", "NoPathError", "Result", "floyd_warshall", "generate", "inf_of", "solve",
     "__version__",
