@@ -123,6 +123,26 @@ class GraphBatch:
             "(B, N, N) array with sizes=, a GraphBatch, or an object with edge_index and batch or ptr")
 
     @classmethod
+    def load(cls, path) -> "GraphBatch":
+        """A batch from a ``.npz`` file: PyG arrays (``edge_index``, ``ptr`` or ``batch``, optional
+        ``edge_weight``) or a padded ``graphs`` (B, N, N) array with optional ``sizes``."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
+        try:
+            if "edge_index" in arrays:
+                return cls.from_pyg(arrays["edge_index"], arrays.get("edge_weight"), batch=arrays.get("batch"),
+                                    ptr=arrays.get("ptr"))
+            if "graphs" in arrays:
+                return cls.from_padded(arrays["graphs"], arrays.get("sizes"))
+        except FloydwarpError as exc:
+            raise FloydwarpError(f"{path}: {exc}") from None
+        raise FloydwarpError(f"{path}: a batch file holds edge_index with ptr or batch (PyG), or graphs (B, N, N) "
+                             f"with sizes; this one holds {', '.join(arrays) or 'nothing'}")
+
+    @classmethod
     def from_graphs(cls, graphs) -> "GraphBatch":
         """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
         from ..inputs import as_graph

@@ -110,8 +110,9 @@ class BatchResult:
         return self._with(cupy.asarray)
 
     # ------------------------------------------------------------------ files
-    def save(self, path) -> Path:
-        """Write ``dist``, ``sizes``, ``negative_cycle`` (and ``pred``) to a ``.npz`` file, atomically."""
+    def save(self, path, *, inputs=()) -> Path:
+        """Write ``dist``, ``sizes``, ``negative_cycle`` (and ``pred``) to a ``.npz`` file, atomically
+        (refusing to write onto one of ``inputs``)."""
         from ..io.atomic import atomic_path
 
         path = Path(path)
@@ -123,7 +124,7 @@ class BatchResult:
                   "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
         if host.pred is not None:
             arrays["pred"] = host.pred
-        with atomic_path(path) as tmp:
+        with atomic_path(path, inputs=inputs) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)
         return path

@@ -26,6 +26,7 @@ STUDY_MODULES = {
     "scaling": "scaling",
     "breakdown": "breakdown",
     "ceilings": "ceilings",
+    "batch": "batch",
 }
 
 

@@ -17,6 +17,7 @@ COMMANDS = (
     "path",
     "query",
     "report",
+    "batch",
 )
 
 for _name in COMMANDS:
