@@ -238,3 +238,43 @@ def test_backends_and_dlpack_inputs():
     check(r, mats)
     padded, sizes = padded_of(mats)
     check(fw.solve_batch(torch.from_numpy(padded), sizes=torch.from_numpy(sizes)), mats)
+
+
+# ---------------------------------------------------------------------- command line and study
+def test_cli_batch_files_and_npz(tmp_path, capsys):
+    from floydwarp.batch.generate import molecules
+    from floydwarp.cli import main
+    from floydwarp.io import write_graph
+
+    edge_index, ptr = molecules(30, seed=1)
+    np.savez(tmp_path / "mols.npz", edge_index=edge_index, ptr=ptr)
+    with pytest.raises(SystemExit) as done:
+        main(["batch", str(tmp_path / "mols.npz"), "--unweighted", "--max-distance", "3", "-o",
+              str(tmp_path / "out.npz"), "--no-progress"])
+    assert done.value.code == 0 and "solved 30 graphs" in capsys.readouterr().out
+    r = fw.BatchResult.load(tmp_path / "out.npz")
+    want = fw.solve_batch(fw.GraphBatch.from_pyg(edge_index, ptr=ptr), unweighted=True, max_distance=3)
+    np.testing.assert_array_equal(r.dist, want.dist)
+    write_graph(np.array([[0, 2.0], [np.inf, 0]]), tmp_path / "a.npy")
+    write_graph(np.array([[0, 1.0, 5], [np.inf, 0, 1], [np.inf, np.inf, 0]]), tmp_path / "b.npy")
+    with pytest.raises(SystemExit) as done:
+        main(["batch", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "-o", str(tmp_path / "ab.npz"),
+              "--predecessors", "--no-progress"])
+    r = fw.BatchResult.load(tmp_path / "ab.npz")
+    assert r.sizes.tolist() == [2, 3] and r[1].distance(0, 2) == 2 and r.pred is not None
+    with pytest.raises(SystemExit) as done:
+        main(["batch", str(tmp_path / "mols.npz"), "-o", str(tmp_path / "mols.npz"), "--no-progress"])
+    assert done.value.code == 2 and "refusing to overwrite the input file" in capsys.readouterr().err
+
+
+def test_bench_batch_study(tmp_path):
+    from floydwarp.bench import STUDIES, BenchConfig
+
+    config = BenchConfig(backends=["cpu"], repeats=1, batches=[40], options={"loop_max": 10})
+    data = STUDIES["batch"](config)
+    methods = {r["method"]: r for r in data["records"]}
+    assert methods["floydwarp batch"]["status"] == "ok" and methods["floydwarp batch"]["graphs"] == 40
+    assert methods["scipy loop"]["matches"] and methods["floydwarp loop"]["matches"]
+    assert methods["scipy loop"]["timed_graphs"] == 10
+    assert methods["graphormer loop"]["status"] == "skipped"
+    assert methods["floydwarp batch"]["speedup_vs_scipy"] > 0

@@ -216,7 +216,7 @@ class GraphBatch:
             ptr = _index_array(maybe_from_dlpack(ptr), "ptr", xp)
             _check_ptr(xp, ptr, num_graphs)
             nodes = int(ptr[-1])
-            node_graph = xp.searchsorted(ptr, xp.arange(nodes), side="right") - 1
+            node_graph = None
         else:
             node_graph = _index_array(maybe_from_dlpack(batch), "batch", xp)
             ptr = _ptr_of_batch(xp, node_graph, num_graphs)
@@ -234,34 +234,60 @@ class GraphBatch:
                 weight = weight.astype(xp.int64)
             if weight.dtype.kind not in "iuf":
                 raise FloydwarpError(f"edge_weight must be numbers; got dtype {weight.dtype}")
-        for name, ids in (("source", src), ("target", dst)):
-            bad = _first(xp, (ids < 0) | (ids >= nodes))
-            if bad is not None:
-                raise FloydwarpError(f"edge {bad} ({int(src[bad])} -> {int(dst[bad])}): {name} vertex "
-                                     f"{int(ids[bad])} is out of range 0..{nodes - 1} (the batch has {nodes} vertices)")
-        eg = node_graph[src]
-        bad = _first(xp, eg != node_graph[dst])
-        if bad is not None:
-            u, v = int(src[bad]), int(dst[bad])
-            gu, gv = int(eg[bad]), int(node_graph[v])
-            raise FloydwarpError(
-                f"edge {bad} ({u} -> {v}) is out of range for its graph: vertex {u} is in graph {gu} "
-                f"(vertices {int(ptr[gu])}..{int(ptr[gu + 1]) - 1}) but vertex {v} is in graph {gv}")
+        if xp is np:
+            from .kernels import pyg_edges     # one pass over the edges (Numba)
+
+            local_src, local_dst, eg, code, bad = pyg_edges(src, dst, ptr)
+        else:
+            eg, local_src, local_dst, code, bad = _pyg_edges(xp, src, dst, ptr, node_graph, nodes)
+        if code:
+            raise _edge_error(code, bad, src, dst, ptr, nodes)
         if weight is not None and weight.dtype.kind == "f":
             bad = _first(xp, ~xp.isfinite(weight))
             if bad is not None:
-                raise FloydwarpError(f"edge {bad} (graph {int(eg[bad])}, {int(src[bad])} -> {int(dst[bad])}) has "
-                                     f"weight {float(weight[bad])}: weights must be finite numbers")
+                raise FloydwarpError(f"edge {bad} (graph {int(eg[bad])}, {int(local_src[bad])} -> "
+                                     f"{int(local_dst[bad])}) has weight {float(weight[bad])}: weights must be "
+                                     "finite numbers")
         if eg.size > 1 and bool((eg[1:] < eg[:-1]).any()):
             order = xp.argsort(eg, kind="stable") if xp is np else xp.argsort(eg)
-            eg, src, dst = eg[order], src[order], dst[order]
+            eg, local_src, local_dst = eg[order], local_src[order], local_dst[order]
             weight = None if weight is None else weight[order]
-        start = ptr[eg]
         eptr = xp.searchsorted(eg, xp.arange(count + 1)).astype(xp.int64)
-        return cls(xp.diff(ptr), eptr, (src - start).astype(xp.int32), (dst - start).astype(xp.int32), weight)
+        return cls(xp.diff(ptr), eptr, local_src, local_dst, weight)
 
 
 # ---------------------------------------------------------------------- helpers
+def _pyg_edges(xp, src, dst, ptr, node_graph, nodes):
+    """The device twin of kernels.pyg_edges: ``(graph of each edge, local source, local target,
+    error code, first bad edge)``; codes 1/2: source/target out of range, 3: edge across graphs."""
+    for code, ids in ((1, src), (2, dst)):
+        bad = _first(xp, (ids < 0) | (ids >= nodes))
+        if bad is not None:
+            return None, None, None, code, bad
+    find = (lambda v: node_graph[v]) if node_graph is not None else \
+        (lambda v: xp.searchsorted(ptr, v, side="right") - 1)
+    eg = find(src)
+    bad = _first(xp, eg != find(dst))
+    if bad is not None:
+        return None, None, None, 3, bad
+    start = ptr[eg]
+    return eg, (src - start).astype(xp.int32), (dst - start).astype(xp.int32), 0, -1
+
+
+def _edge_error(code, bad, src, dst, ptr, nodes) -> FloydwarpError:
+    """The message for edge ``bad`` of a PyG batch, by the code of :func:`_pyg_edges`."""
+    bad = int(bad)
+    u, v = int(src[bad]), int(dst[bad])
+    if code in (1, 2):
+        name, w = ("source", u) if code == 1 else ("target", v)
+        return FloydwarpError(f"edge {bad} ({u} -> {v}): {name} vertex {w} is out of range 0..{nodes - 1} "
+                              f"(the batch has {nodes} vertices)")
+    host = np.asarray(to_host(ptr))
+    gu, gv = (int(np.searchsorted(host, x, side="right")) - 1 for x in (u, v))
+    return FloydwarpError(f"edge {bad} ({u} -> {v}) is out of range for its graph: vertex {u} is in graph {gu} "
+                          f"(vertices {int(host[gu])}..{int(host[gu + 1]) - 1}) but vertex {v} is in graph {gv}")
+
+
 def _first(xp, mask):
     """The first index where ``mask`` holds, or None (one device sync)."""
     if mask.size == 0 or not bool(mask.any()):
@@ -275,7 +301,7 @@ def _index_array(a, name, xp):
         raise FloydwarpError(f"{name} must be a 1-D array of integers; got shape {tuple(a.shape)}")
     if a.dtype.kind not in "iu" and a.size:
         raise FloydwarpError(f"{name} must hold integers; got dtype {a.dtype}")
-    return a.astype(xp.int64)
+    return a.astype(xp.int64, copy=False)
 
 
 def _check_ptr(xp, ptr, num_graphs):

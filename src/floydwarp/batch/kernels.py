@@ -197,3 +197,32 @@ def solve_all_pred(sizes, eptr, src, dst, w, out, pred, negative, inf, lo, clamp
             _relax_pred(d, p, row, prow, n, width, inf, lo, clamp)
             _store_pred(p, n, d, threshold, pred, g, none)
             negative[g] = _store(d, n, out, g, threshold, out_inf, clip, max_distance)
+
+
+@njit(cache=True)
+def pyg_edges(src, dst, ptr):
+    """One pass over a PyG batch's edges: ``(local source, local target, graph of each edge,
+    code, first bad edge)``, code 1/2 for a source/target outside the batch, 3 for an edge
+    between two graphs (graphs.py words the error).  Edges usually come grouped by graph,
+    so the graph is looked up (binary search in ``ptr``) only when the source leaves it."""
+    count = src.size
+    nodes = ptr[-1]
+    local_src = np.empty(count, np.int32)
+    local_dst = np.empty(count, np.int32)
+    graph = np.empty(count, np.int64)
+    g = 0
+    for e in range(count):
+        u = src[e]
+        v = dst[e]
+        if u < 0 or u >= nodes:
+            return local_src, local_dst, graph, 1, e
+        if v < 0 or v >= nodes:
+            return local_src, local_dst, graph, 2, e
+        if u < ptr[g] or u >= ptr[g + 1]:
+            g = np.searchsorted(ptr, u, side="right") - 1
+        if v < ptr[g] or v >= ptr[g + 1]:
+            return local_src, local_dst, graph, 3, e
+        local_src[e] = u - ptr[g]
+        local_dst[e] = v - ptr[g]
+        graph[e] = g
+    return local_src, local_dst, graph, 0, -1
