@@ -6,6 +6,7 @@
 (100, False)
 """
 from . import generate
+from .batch import BatchResult, GraphBatch, solve_batch
 from .errors import BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NoPathError
 from .graph import Graph
 from .numeric import DTYPES, inf_of
@@ -27,6 +28,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "BatchResult", "GraphBatch", "solve_batch",
     "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "InexactWarning", "NO_PREDECESSOR",
     "NegativeCycleError", "NoPathError", "Result", "floyd_warshall", "generate", "inf_of", "solve",
     "__version__",

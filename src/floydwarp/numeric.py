@@ -72,6 +72,8 @@ def is_integer(dtype) -> bool:
 def inf_of(dtype):
     """The value that means "unreachable" in a distance matrix of this dtype."""
     dt = np.dtype(dtype)
+    if dt.kind == "u":                     # storage only (STORAGE_DTYPES): no sum is formed in it
+        return dt.type(np.iinfo(dt).max)
     if dt.kind == "i":
         return dt.type(np.iinfo(dt).max // 2)
     return dt.type(np.inf)
@@ -203,6 +205,36 @@ def _inexact_message(stats: WeightStats) -> str:
             f"shortest paths can reach {show(_int_span(stats))}, more than any integer dtype holds and more than "
             f"float64 adds exactly (2**53); solving in float64, whose sums may round "
             f"(dtype='float64' / --dtype float64 accepts this without the warning)")
+
+
+#: Batches (floydwarp.batch) may also store non-negative distances (hop counts) in these:
+#: kernels compute in a dtype of DTYPES and store into them, INF = the type's max.
+STORAGE_DTYPES = ("uint8",)
+
+
+def choose_storage(requested, stats: WeightStats, *, hops: bool, cap=None) -> tuple[DtypeChoice, np.dtype]:
+    """``(arithmetic dtype, stored dtype)`` of a batch: ``dtype="auto"`` stores hop counts in
+    uint8 when every reachable value (at most ``cap`` when distances are clipped) is
+    non-negative and below 255; an explicit uint8 must hold them likewise."""
+    bound = stats.pos_bound if cap is None else min(stats.pos_bound, cap)
+    small = stats.integral and not stats.has_negative and bound < int(inf_of(STORAGE_DTYPES[0]))
+    named = not (requested is None or (isinstance(requested, str) and requested == "auto"))
+    if named and _name_of(requested) in STORAGE_DTYPES:
+        if not small:
+            raise DtypeError(f"dtype {np.dtype(requested).name} holds non-negative integer distances below "
+                             f"{int(inf_of(requested))}; this batch's reach {-stats.neg_bound}..{bound} "
+                             "(use int16, or max_distance below 255)")
+        return DtypeChoice(smallest_fitting(stats), False), np.dtype(requested)
+    choice = choose_dtype(requested, stats)
+    stored = np.dtype(STORAGE_DTYPES[0]) if (hops and not named and small) else choice.dtype
+    return choice, stored
+
+
+def _name_of(dtype) -> str | None:
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return None
 
 
 def verify_uncapped(dist, inf, max_weight) -> bool:

@@ -135,7 +135,7 @@ class Result:
         if self.negative_cycles.affects(i, j):
             return -math.inf
         value = self.dist[i, j]
-        return int(value) if self.dtype.kind == "i" else float(value)
+        return int(value) if self.dtype.kind in "iu" else float(value)
 
     def path(self, u, v) -> list:
         """The vertices (labels when labelled) of a shortest path from u to v."""

@@ -27,6 +27,7 @@ STUDY_MODULES = {
     "breakdown": "breakdown",
     "ceilings": "ceilings",
     "networkx": "networkx",
+    "batch": "batch",
 }
 
 

@@ -82,6 +82,8 @@ class BenchConfig:
     file_formats: Sequence[str] = ("in", "out")
     #: folder for the breakdown study's temporary files (None: the system's)
     tmp_dir: str | None = None
+    #: batch study: the batch sizes B (None: the study's default)
+    batches: Sequence[int] | None = None
     #: ceilings records (studies/ceilings.py) for the percent-of-ceiling columns and roofline lines
     ceilings: list | None = None
 

@@ -18,6 +18,7 @@ COMMANDS = (
     "query",
     "metrics",
     "report",
+    "batch",
 )
 
 for _name in COMMANDS:

@@ -22,6 +22,8 @@ STUDY_HELP = {
     "ceilings": "measure the copy bandwidth and add-min rate: the roofline lines of the other plots",
     "networkx": "NetworkX's closeness, average path length and eccentricity: nx.f(G, backend='floydwarp') vs "
                 "NetworkX itself on sparse and dense graphs (default --sizes 1000,5000,20000)",
+    "batch": "many molecule-sized graphs at once vs per-graph loops (SciPy, Graphormer's Cython with "
+             "-O graphormer=PATH, floydwarp's solve): graphs/s",
 }
 
 #: options that only some studies use (an option given to another study is refused)
@@ -36,6 +38,7 @@ STUDY_OPTIONS = {
     "--graph": ("sizes", "kernels", "block-size", "budget"),
     "--real-weights": ("sizes", "kernels", "block-size", "budget"),
     "--file-formats": ("breakdown",),
+    "--batches": ("batch",),
 }
 
 
@@ -162,6 +165,9 @@ def bench(
     file_formats: Annotated[Optional[str], typer.Option(
         "--file-formats", metavar="GRAPH,RESULT", show_default=False,
         help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")] = None,
+    batches: Annotated[Optional[str], typer.Option(
+        "--batches", metavar="B,B,...", show_default=False,
+        help="batch: graphs per batch (default 1000,10000,100000; and 1000000 on a GPU).")] = None,
     repeats: Annotated[int, typer.Option("--repeats", "-r", metavar="R", min=1, help="Timed runs per case (median kept).")] = 3,
     scipy: Annotated[bool, typer.Option("--scipy/--no-scipy", help="Time SciPy's floyd_warshall too (run, sizes).")] = True,
     scipy_max_n: Annotated[int, typer.Option(
@@ -189,7 +195,7 @@ def bench(
                                  param_hint="'STUDY'")
     given = {"--n": n, "--sizes": sizes, "--ranks": ranks, "--mode": mode, "--budgets": budgets, "--sweep": sweep,
              "--max-seconds": max_seconds, "--graph": graph, "--real-weights": real_weights,
-             "--file-formats": file_formats}
+             "--file-formats": file_formats, "--batches": batches}
     for flag, value in given.items():
         if value is not None and study not in STUDY_OPTIONS[flag]:
             raise UsageError(f"{flag} is for the {' and '.join(STUDY_OPTIONS[flag])} "
@@ -232,6 +238,8 @@ def bench(
         config.ranks = parse_sizes(ranks, "--ranks")
     if budgets:
         config.budgets = parse_floats(budgets, "--budgets")
+    if batches:
+        config.batches = parse_sizes(batches, "--batches")
     if max_seconds is not None:
         config.max_seconds = max_seconds
     if study == "block-size" and not blocks:

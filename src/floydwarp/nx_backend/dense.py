@@ -29,7 +29,7 @@ import numpy as np
 
 from ..arrays import to_host
 from .dispatch import implements
-from .graph import Edges, Fallback, _numbers, nx_graph, solve_edges
+from .graph import Edges, Fallback, as_numbers, nx_graph, solve_edges
 
 
 def _inf():
@@ -52,7 +52,7 @@ def _extract(G, nodes, weight, *, default, keep_self_loops):
         src.append(index[u])
         dst.append(index[v])
         w.append(wt)
-    weights = _numbers(w)
+    weights = as_numbers(w)
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     if not G.is_directed():

@@ -79,7 +79,7 @@ class Edges:
         return self.weights.dtype.kind in "iu"
 
 
-def _numbers(values) -> np.ndarray:
+def as_numbers(values) -> np.ndarray:
     weights = np.asarray(values) if len(values) else np.zeros(0, dtype=np.int64)
     if weights.dtype.kind not in "iuf" or weights.dtype == np.float16:
         raise Fallback("weights are not plain numbers")
@@ -136,7 +136,7 @@ def search_edges(G, weight, *, negative: bool = False, unit: bool = False) -> Ed
         src.append(u)
         dst.append(v)
         w.append(wt)
-    weights = _numbers(w)
+    weights = as_numbers(w)
     if not negative and weights.size and weights.min() < 0:
         raise Fallback("negative weights")
     if index is not None:

@@ -1,0 +1,331 @@
+"""`GraphBatch`: many small graphs as one edge list, checked once, on the host or the device.
+
+Every input form becomes the same arrays (NumPy or CuPy, wherever the input lives):
+
+``sizes``  (B,) vertices of each graph;
+``eptr``   (B + 1,) graph g's edges are ``eptr[g] .. eptr[g + 1] - 1``;
+``src``, ``dst``  (E,) int32 vertex ids *within* the graph;
+``weight`` (E,) the weights as given (None: every edge weighs 1).
+
+Conventions are :class:`floydwarp.Graph`'s: parallel edges keep the lightest, a negative
+self-loop starts the diagonal below zero, a non-negative one changes nothing; NaN and
+infinite weights are refused.  Errors name the graph and the edge (or entry).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import array_module, is_device_array, to_host
+from ..dlpack import maybe_from_dlpack
+from ..errors import FloydwarpError
+from ..numeric import WeightStats
+
+
+class GraphBatch:
+    """B graphs of up to a few hundred vertices each, as one edge list.
+
+    Build one with :meth:`from_graphs`, :meth:`from_padded` or :meth:`from_pyg`, or let
+    :func:`floydwarp.solve_batch` pick the constructor (:meth:`of`).
+
+    >>> import numpy as np, floydwarp as fw
+    >>> b = fw.GraphBatch.from_pyg(np.array([[0, 1, 2, 3], [1, 0, 3, 2]]), ptr=np.array([0, 2, 4, 5]))
+    >>> b.count, b.sizes.tolist(), b.max_size
+    (3, [2, 2, 1], 2)
+    """
+
+    def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None):
+        self.sizes, self.eptr, self.src, self.dst, self.weight = sizes, eptr, src, dst, weight
+        #: per-graph vertex labels (lists of graphs only), else None
+        self.labels = labels
+        host = to_host(sizes)
+        self._sizes_host = np.asarray(host, dtype=np.int64)
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def xp(self):
+        return array_module(self.src)
+
+    @property
+    def on_device(self) -> bool:
+        return is_device_array(self.src)
+
+    @property
+    def count(self) -> int:
+        return int(self._sizes_host.size)
+
+    @property
+    def host_sizes(self) -> np.ndarray:
+        return self._sizes_host
+
+    @property
+    def max_size(self) -> int:
+        return int(self._sizes_host.max(initial=0))
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.src.size)
+
+    def __len__(self):
+        return self.count
+
+    def __repr__(self):
+        return f"GraphBatch({self.count} graphs, n <= {self.max_size}, {self.num_edges} edges)"
+
+    def weight_stats(self, unweighted: bool = False) -> WeightStats:
+        """One bound for every member: the largest graph's n with the batch's weights."""
+        n = self.max_size
+        if self.num_edges == 0:
+            return WeightStats(n, 0, 0, True)
+        if unweighted or self.weight is None:
+            return WeightStats(n, 1, 1, True)
+        w = self.weight
+        xp = array_module(w)
+        integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
+        conv = int if integral else float
+        return WeightStats(n, conv(w.min()), conv(w.max()), integral)
+
+    def graph(self, g: int, unweighted: bool = False):
+        """Graph ``g`` as a :class:`floydwarp.Graph` (host arrays)."""
+        from ..graph import Graph
+
+        a, b = (int(x) for x in to_host(self.eptr[g:g + 2]))
+        w = None if unweighted or self.weight is None else to_host(self.weight[a:b])
+        labels = None if self.labels is None else self.labels[g]
+        return Graph.from_edges(to_host(self.src[a:b]), to_host(self.dst[a:b]), w, n=int(self._sizes_host[g]),
+                                labels=labels)
+
+    def to(self, xp) -> "GraphBatch":
+        """This batch with its arrays in ``xp`` (numpy or cupy)."""
+        if xp is self.xp:
+            return self
+        move = (lambda a: to_host(a)) if xp is np else xp.asarray
+        return GraphBatch(*(None if a is None else move(a) for a in
+                            (self.sizes, self.eptr, self.src, self.dst, self.weight)), labels=self.labels)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def of(cls, obj, *, sizes=None, edge_weight=None) -> "GraphBatch":
+        """The batch for whatever :func:`floydwarp.solve_batch` was given: a GraphBatch, a
+        PyG/DGL-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a padded
+        (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
+        if isinstance(obj, GraphBatch):
+            return obj
+        if hasattr(obj, "edge_index"):
+            return cls.from_pyg(obj.edge_index, edge_weight if edge_weight is not None else
+                                getattr(obj, "edge_weight", None), batch=getattr(obj, "batch", None),
+                                ptr=getattr(obj, "ptr", None), num_graphs=getattr(obj, "num_graphs", None))
+        if isinstance(obj, (list, tuple)):
+            return cls.from_graphs(obj)
+        if hasattr(obj, "shape") or hasattr(obj, "__dlpack__"):
+            return cls.from_padded(obj, sizes)
+        raise FloydwarpError(
+            f"cannot make a batch of graphs from {type(obj).__name__}; pass a list of graphs, a padded "
+            "(B, N, N) array with sizes=, a GraphBatch, or an object with edge_index and batch or ptr")
+
+    @classmethod
+    def load(cls, path) -> "GraphBatch":
+        """A batch from a ``.npz`` file: PyG arrays (``edge_index``, ``ptr`` or ``batch``, optional
+        ``edge_weight``) or a padded ``graphs`` (B, N, N) array with optional ``sizes``."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
+        try:
+            if "edge_index" in arrays:
+                return cls.from_pyg(arrays["edge_index"], arrays.get("edge_weight"), batch=arrays.get("batch"),
+                                    ptr=arrays.get("ptr"))
+            if "graphs" in arrays:
+                return cls.from_padded(arrays["graphs"], arrays.get("sizes"))
+        except FloydwarpError as exc:
+            raise FloydwarpError(f"{path}: {exc}") from None
+        raise FloydwarpError(f"{path}: a batch file holds edge_index with ptr or batch (PyG), or graphs (B, N, N) "
+                             f"with sizes; this one holds {', '.join(arrays) or 'nothing'}")
+
+    @classmethod
+    def from_graphs(cls, graphs) -> "GraphBatch":
+        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
+        from ..inputs import as_graph
+
+        parts = [as_graph(g) for g in graphs]
+        sizes = np.array([g.n for g in parts], dtype=np.int64)
+        edges = [g.edges() for g in parts]
+        counts = np.array([e[0].size for e in edges], dtype=np.int64)
+        eptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        cat = (lambda k, dt: np.concatenate([np.asarray(e[k]) for e in edges]).astype(dt) if edges
+               else np.zeros(0, dt))
+        weights = [np.asarray(e[2]) for e in edges]
+        wdt = np.result_type(*weights) if weights else np.int64
+        labels = [g.labels for g in parts]
+        return cls(sizes, eptr, cat(0, np.int32), cat(1, np.int32), cat(2, wdt),
+                   labels=labels if any(lab is not None for lab in labels) else None)
+
+    @classmethod
+    def from_padded(cls, array, sizes=None, *, missing=np.inf) -> "GraphBatch":
+        """B weight matrices padded to (B, N, N); graph g is ``array[g, :sizes[g], :sizes[g]]``
+        (``sizes`` default: N for every graph).  Entries equal to ``missing`` (and ``+inf``)
+        are "no edge"; entries outside a graph's square are ignored."""
+        a = maybe_from_dlpack(array)
+        xp = array_module(a)
+        a = xp.asarray(a)
+        if a.ndim != 3 or a.shape[1] != a.shape[2]:
+            raise FloydwarpError(f"a padded batch must have shape (B, N, N); got {tuple(a.shape)}")
+        if a.dtype.kind not in "biuf":
+            raise FloydwarpError(f"a padded batch has non-numeric dtype {a.dtype}")
+        count, size = a.shape[0], a.shape[1]
+        sizes = (xp.full(count, size, dtype=xp.int64) if sizes is None
+                 else _index_array(maybe_from_dlpack(sizes), "sizes", xp))
+        if sizes.shape != (count,):
+            raise FloydwarpError(f"sizes has {sizes.size} entries for a batch of {count} graphs")
+        bad = _first(xp, (sizes < 0) | (sizes > size))
+        if bad is not None:
+            raise FloydwarpError(f"graph {bad}: size {int(sizes[bad])} is out of range 0..{size} (the padded N)")
+        if a.dtype.kind == "b":
+            a = a.astype(xp.int64)
+        r = xp.arange(size)
+        inside = (r[None, :, None] < sizes[:, None, None]) & (r[None, None, :] < sizes[:, None, None])
+        edge = inside
+        if a.dtype.kind == "f":
+            nan = _first(xp, (inside & (xp.isnan(a) | (a == -xp.inf))).ravel())
+            if nan is not None:
+                g, i, j = np.unravel_index(nan, a.shape)
+                raise FloydwarpError(f"graph {g}: entry [{i}, {j}] has weight {float(a[g, i, j])}: "
+                                     "weights must be finite numbers")
+            edge = edge & (a != xp.inf)
+        if missing is not None and not (isinstance(missing, float) and np.isnan(missing)):
+            edge = edge & (a != missing)
+        g, i, j = xp.nonzero(edge)
+        eptr = xp.searchsorted(g, xp.arange(count + 1)).astype(xp.int64)
+        return cls(sizes.astype(xp.int64), eptr, i.astype(xp.int32), j.astype(xp.int32), a[g, i, j])
+
+    @classmethod
+    def from_pyg(cls, edge_index, edge_weight=None, *, batch=None, ptr=None, num_graphs=None) -> "GraphBatch":
+        """The PyTorch Geometric / DGL layout: ``edge_index`` (2, E) of global vertex ids,
+        optional ``edge_weight`` (E,), and either ``batch`` (each vertex's graph, sorted) or
+        ``ptr`` (B + 1 offsets of each graph's first vertex).  NumPy, CuPy or any DLPack tensor
+        (PyTorch, JAX); the batch stays on the device it arrived on."""
+        ei = maybe_from_dlpack(edge_index)
+        xp = array_module(ei)
+        ei = xp.asarray(ei)
+        if ei.ndim != 2 or ei.shape[0] != 2:
+            raise FloydwarpError(f"edge_index must have shape (2, E); got {tuple(ei.shape)}")
+        src, dst = _index_array(ei[0], "edge_index", xp), _index_array(ei[1], "edge_index", xp)
+        if (batch is None) == (ptr is None):
+            raise FloydwarpError("give exactly one of batch= (each vertex's graph) and ptr= (graph offsets)")
+        if ptr is not None:
+            ptr = _index_array(maybe_from_dlpack(ptr), "ptr", xp)
+            _check_ptr(xp, ptr, num_graphs)
+            nodes = int(ptr[-1])
+            node_graph = None
+        else:
+            node_graph = _index_array(maybe_from_dlpack(batch), "batch", xp)
+            ptr = _ptr_of_batch(xp, node_graph, num_graphs)
+            nodes = int(node_graph.size)
+        count = int(ptr.size) - 1
+        weight = None
+        if edge_weight is not None:
+            weight = xp.asarray(maybe_from_dlpack(edge_weight))
+            if weight.ndim == 2 and weight.shape[1] == 1:
+                weight = weight[:, 0]
+            if weight.shape != src.shape:
+                raise FloydwarpError(f"edge_weight has shape {tuple(weight.shape)} but edge_index has "
+                                     f"{src.size} edges")
+            if weight.dtype.kind == "b":
+                weight = weight.astype(xp.int64)
+            if weight.dtype.kind not in "iuf":
+                raise FloydwarpError(f"edge_weight must be numbers; got dtype {weight.dtype}")
+        if xp is np:
+            from .kernels import pyg_edges     # one pass over the edges (Numba)
+
+            local_src, local_dst, eg, code, bad = pyg_edges(src, dst, ptr)
+        else:
+            eg, local_src, local_dst, code, bad = _pyg_edges(xp, src, dst, ptr, node_graph, nodes)
+        if code:
+            raise _edge_error(code, bad, src, dst, ptr, nodes)
+        if weight is not None and weight.dtype.kind == "f":
+            bad = _first(xp, ~xp.isfinite(weight))
+            if bad is not None:
+                raise FloydwarpError(f"edge {bad} (graph {int(eg[bad])}, {int(local_src[bad])} -> "
+                                     f"{int(local_dst[bad])}) has weight {float(weight[bad])}: weights must be "
+                                     "finite numbers")
+        if eg.size > 1 and bool((eg[1:] < eg[:-1]).any()):
+            order = xp.argsort(eg, kind="stable") if xp is np else xp.argsort(eg)
+            eg, local_src, local_dst = eg[order], local_src[order], local_dst[order]
+            weight = None if weight is None else weight[order]
+        eptr = xp.searchsorted(eg, xp.arange(count + 1)).astype(xp.int64)
+        return cls(xp.diff(ptr), eptr, local_src, local_dst, weight)
+
+
+# ---------------------------------------------------------------------- helpers
+def _pyg_edges(xp, src, dst, ptr, node_graph, nodes):
+    """The device twin of kernels.pyg_edges: ``(graph of each edge, local source, local target,
+    error code, first bad edge)``; codes 1/2: source/target out of range, 3: edge across graphs."""
+    for code, ids in ((1, src), (2, dst)):
+        bad = _first(xp, (ids < 0) | (ids >= nodes))
+        if bad is not None:
+            return None, None, None, code, bad
+    find = (lambda v: node_graph[v]) if node_graph is not None else \
+        (lambda v: xp.searchsorted(ptr, v, side="right") - 1)
+    eg = find(src)
+    bad = _first(xp, eg != find(dst))
+    if bad is not None:
+        return None, None, None, 3, bad
+    start = ptr[eg]
+    return eg, (src - start).astype(xp.int32), (dst - start).astype(xp.int32), 0, -1
+
+
+def _edge_error(code, bad, src, dst, ptr, nodes) -> FloydwarpError:
+    """The message for edge ``bad`` of a PyG batch, by the code of :func:`_pyg_edges`."""
+    bad = int(bad)
+    u, v = int(src[bad]), int(dst[bad])
+    if code in (1, 2):
+        name, w = ("source", u) if code == 1 else ("target", v)
+        return FloydwarpError(f"edge {bad} ({u} -> {v}): {name} vertex {w} is out of range 0..{nodes - 1} "
+                              f"(the batch has {nodes} vertices)")
+    host = np.asarray(to_host(ptr))
+    gu, gv = (int(np.searchsorted(host, x, side="right")) - 1 for x in (u, v))
+    return FloydwarpError(f"edge {bad} ({u} -> {v}) is out of range for its graph: vertex {u} is in graph {gu} "
+                          f"(vertices {int(host[gu])}..{int(host[gu + 1]) - 1}) but vertex {v} is in graph {gv}")
+
+
+def _first(xp, mask):
+    """The first index where ``mask`` holds, or None (one device sync)."""
+    if mask.size == 0 or not bool(mask.any()):
+        return None
+    return int(xp.argmax(mask))
+
+
+def _index_array(a, name, xp):
+    a = xp.asarray(a)
+    if a.ndim != 1:
+        raise FloydwarpError(f"{name} must be a 1-D array of integers; got shape {tuple(a.shape)}")
+    if a.dtype.kind not in "iu" and a.size:
+        raise FloydwarpError(f"{name} must hold integers; got dtype {a.dtype}")
+    return a.astype(xp.int64, copy=False)
+
+
+def _check_ptr(xp, ptr, num_graphs):
+    if ptr.size == 0 or int(ptr[0]) != 0:
+        raise FloydwarpError("ptr must start at 0 (ptr[g] is graph g's first vertex; B + 1 entries)")
+    bad = _first(xp, ptr[1:] < ptr[:-1])
+    if bad is not None:
+        raise FloydwarpError(f"ptr is not sorted: ptr[{bad + 1}] = {int(ptr[bad + 1])} is below "
+                             f"ptr[{bad}] = {int(ptr[bad])} (graph {bad} would have a negative size)")
+    if num_graphs is not None and int(num_graphs) != ptr.size - 1:
+        raise FloydwarpError(f"num_graphs = {num_graphs} but ptr describes {ptr.size - 1} graphs")
+
+
+def _ptr_of_batch(xp, node_graph, num_graphs):
+    """Graph offsets from ``batch`` (each vertex's graph), which must be sorted."""
+    bad = _first(xp, node_graph < 0)
+    if bad is not None:
+        raise FloydwarpError(f"batch[{bad}] = {int(node_graph[bad])}: graph numbers must be >= 0")
+    bad = _first(xp, node_graph[1:] < node_graph[:-1])
+    if bad is not None:
+        raise FloydwarpError(f"batch is not sorted: vertex {bad + 1} is in graph {int(node_graph[bad + 1])} "
+                             f"but vertex {bad} before it is in graph {int(node_graph[bad])}")
+    last = int(node_graph[-1]) + 1 if node_graph.size else 0
+    count = last if num_graphs is None else int(num_graphs)
+    if count < last:
+        raise FloydwarpError(f"num_graphs = {count} but batch names graph {last - 1}")
+    return xp.searchsorted(node_graph, xp.arange(count + 1)).astype(xp.int64)

@@ -1,0 +1,267 @@
+"""``batch``: many molecule-sized graphs at once (graph learning's preprocessing).
+
+Batches of B random molecule-like graphs (n uniform in 10..60, a spanning tree plus ring
+closures, both directions stored: about 2.2 edges a vertex; batch/generate.py) in the
+PyTorch Geometric layout, hop counts (every edge weighs 1), B = each of ``--batches``
+(default 10^3, 10^4, 10^5; 10^6 on a GPU).  Side by side, on the same graphs:
+
+``floydwarp batch``
+    :func:`floydwarp.solve_batch` from the PyG arrays (``edge_index``, ``ptr``) to the padded
+    (B, N, N) uint8 tensor, validation included; on the GPU from device arrays to the device
+    tensor (the arrays are uploaded before the clock starts).
+``scipy loop``
+    per graph: its edges sliced out of ``edge_index``, a CSR matrix, SciPy's
+    ``floyd_warshall(unweighted=True)``.
+``graphormer loop``
+    per graph: the dense boolean adjacency Graphormer's ``preprocess_item`` builds, then
+    Graphormer's own Cython ``algos.floyd_warshall`` -- built from the public repository
+    outside floydwarp and named with ``-O graphormer=PATH`` (the folder holding the
+    compiled ``algos`` module, or the module file); skipped when not given.
+``floydwarp loop``
+    per graph: :func:`floydwarp.solve` on the graph's edges.
+
+The loops run on at most ``-O loop_max=N`` graphs of a batch (default 10^5), the first
+ones; their rate then stands for the batch (a record says how many graphs it timed).
+Every loop's distances are checked against floydwarp's batch.  Rates: graphs/s and
+relaxations/s (sum of n^3 / time).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..report import Column, rate_cell, ratio_cell, seconds_cell
+from . import common
+
+NAME = "batch"
+TITLE = "Many molecule-sized graphs at once: floydwarp batch vs per-graph loops"
+DEFAULT_BATCHES = (1000, 10_000, 100_000)
+GPU_BATCHES = (1000, 10_000, 100_000, 1_000_000)
+SIZES = (10, 60)
+LOOP_MAX = 100_000
+
+COLUMNS = [
+    Column("method", "method", width=-16),
+    Column("backend", "backend", width=-7),
+    Column("graphs", "graphs", lambda v: f"{v:,}", 9),
+    Column("timed", "timed_graphs", lambda v: f"{v:,}", 9),
+    Column("time", "time_s", seconds_cell, 9),
+    Column("graphs/s", "graphs_per_s", rate_cell, 9),
+    Column("relax/s", "relaxations_per_s", rate_cell, 9),
+    Column("vs scipy", "speedup_vs_scipy", ratio_cell, 9),
+    Column("vs graphormer", "speedup_vs_graphormer", ratio_cell, 13),
+    Column("exact", "matches", width=6),
+]
+
+
+def columns(records=()):
+    return COLUMNS
+
+
+def load_graphormer(where):
+    """Graphormer's compiled ``algos`` module from a folder or a module file (None: not given)."""
+    if not where:
+        return None
+    path = Path(str(where))
+    if path.is_dir():
+        sys.path.insert(0, str(path))
+        try:
+            return importlib.import_module("algos")
+        finally:
+            sys.path.remove(str(path))
+    if path.is_file():
+        spec = importlib.util.spec_from_file_location("algos", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(str(where))
+
+
+def run(config, *, command=None, on_record=None) -> dict:
+    backends = common.backends_for(config, wanted=("cpu", "gpu"), default=["cpu"] + (["gpu"] if common.usable("gpu")
+                                                                                       else []), study=NAME)
+    batches = list(config.batches or (GPU_BATCHES if "gpu" in backends else DEFAULT_BATCHES))
+    loop_max = int(config.options.get("loop_max", LOOP_MAX))
+    try:
+        graphormer = load_graphormer(config.options.get("graphormer"))
+        graphormer_note = None
+    except Exception as exc:  # noqa: BLE001 -- a missing baseline is a skipped record, not a failed study
+        graphormer, graphormer_note = None, f"cannot load Graphormer's algos ({type(exc).__name__}: {exc})"
+    env = common.environment(config, command)
+    records = []
+    emit = common.emitter(records, on_record)
+    for count in batches:
+        from ...batch.generate import molecules
+
+        edge_index, ptr = molecules(count, sizes=SIZES, seed=config.seed)
+        sizes = np.diff(ptr)
+        base = {"graphs": count, "n_min": SIZES[0], "n_max": SIZES[1], "edges": int(edge_index.shape[1]),
+                "relaxations": float((sizes.astype(np.float64) ** 3).sum()), "dtype": "uint8"}
+        done = {}
+        for backend in backends:
+            rec, dist = _batch_record(backend, edge_index, ptr, config, base)
+            done[backend] = (emit(rec), dist)
+        reference = next(iter(done.values()))[1]
+        timed = min(count, loop_max)
+        loops = {"scipy loop": _scipy_loop, "graphormer loop": _graphormer_loop(graphormer),
+                 "floydwarp loop": _floydwarp_loop}
+        loop_records = {}
+        for method, loop in loops.items():
+            if loop is None:
+                loop_records[method] = emit({**base, "method": method, "backend": "cpu", "status": "skipped",
+                                             "note": graphormer_note or "no Graphormer algos module: -O graphormer=PATH"})
+                continue
+            loop_records[method] = emit(_loop_record(method, loop, edge_index, ptr, timed, reference, config, base))
+        for rec in [r for r, _ in done.values()] + list(loop_records.values()):
+            for name, key in (("scipy loop", "speedup_vs_scipy"), ("graphormer loop", "speedup_vs_graphormer")):
+                other = loop_records[name]
+                if rec.get("status") == "ok" and other.get("status") == "ok":
+                    rec[key] = rec["graphs_per_s"] / other["graphs_per_s"]
+    return common.payload(NAME, config, env, records)
+
+
+def _batch_record(backend, edge_index, ptr, config, base):
+    """floydwarp's batch from the PyG arrays to the padded tensor (device arrays on the GPU)."""
+    from ...batch import GraphBatch, solve_batch
+
+    xp = np
+    if backend == "gpu":
+        import cupy as xp
+    ei, pt = xp.asarray(edge_index), xp.asarray(ptr)
+
+    def once():
+        t0 = time.perf_counter()
+        r = solve_batch(GraphBatch.from_pyg(ei, ptr=pt), unweighted=True, backend=backend)
+        if backend == "gpu":
+            xp.cuda.runtime.deviceSynchronize()
+        return time.perf_counter() - t0, r
+
+    once()                                             # JIT / NVRTC, first allocations
+    times, result = [], None
+    for _ in range(config.repeats):
+        t, result = once()
+        times.append(t)
+    t = statistics.median(times)
+    rec = {**base, "method": "floydwarp batch", "backend": backend, "status": "ok", "timed_graphs": base["graphs"],
+           "time_s": t, "times_s": times, "compute_s": result.compute_time, "graphs_per_s": base["graphs"] / t,
+           "relaxations_per_s": base["relaxations"] / t, "padded_n": int(result.dist.shape[1]),
+           "output_bytes": int(result.dist.nbytes), "matches": True}
+    dist = result.to_host().dist
+    return rec, dist
+
+
+def _loop_record(method, loop, edge_index, ptr, timed, reference, config, base):
+    sizes = np.diff(ptr)[:timed]
+    loop(edge_index, ptr, min(timed, 10))              # warm-up (Numba, imports)
+    times = []
+    for _ in range(max(1, min(config.repeats, 3 if timed > 10_000 else config.repeats))):
+        t0 = time.perf_counter()
+        out = loop(edge_index, ptr, timed)
+        times.append(time.perf_counter() - t0)
+    t = statistics.median(times)
+    relax = float((sizes.astype(np.float64) ** 3).sum())
+    matches = _matches(out, reference, timed)
+    return {**base, "method": method, "backend": "cpu", "status": "ok", "timed_graphs": timed, "time_s": t,
+            "times_s": times, "graphs_per_s": timed / t, "relaxations_per_s": relax / t, "matches": matches}
+
+
+def _matches(out, reference, timed) -> bool:
+    """Every loop result against the batch's (at most 2,000 graphs, spread over the batch)."""
+    step = max(1, timed // 2000)
+    for g in range(0, timed, step):
+        d = out[g]
+        n = d.shape[0]
+        if not np.array_equal(_hops(d), reference[g, :n, :n]):
+            return False
+    return True
+
+
+def _hops(d):
+    """A loop's hop counts as the batch stores them (uint8, 255 unreachable)."""
+    d = np.asarray(d, dtype=np.float64)
+    return np.where(np.isinf(d) | (d >= 510), 255, d).astype(np.uint8)
+
+
+def _graph_edges(edge_index, ptr, g):
+    """Graph g's edges in its own vertex ids (edges are grouped by graph, sources sorted)."""
+    lo, hi = ptr[g], ptr[g + 1]
+    a, b = np.searchsorted(edge_index[0], [lo, hi])
+    return edge_index[0, a:b] - lo, edge_index[1, a:b] - lo, int(hi - lo)
+
+
+def _scipy_loop(edge_index, ptr, count):
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import floyd_warshall
+
+    out = []
+    for g in range(count):
+        s, d, n = _graph_edges(edge_index, ptr, g)
+        m = sp.csr_matrix((np.ones(s.size), (s, d)), shape=(n, n))
+        out.append(floyd_warshall(m, unweighted=True))
+    return out
+
+
+def _graphormer_loop(algos):
+    if algos is None:
+        return None
+
+    def loop(edge_index, ptr, count):
+        out = []
+        for g in range(count):
+            s, d, n = _graph_edges(edge_index, ptr, g)
+            adj = np.zeros((n, n), dtype=bool)
+            adj[s, d] = True
+            out.append(algos.floyd_warshall(adj)[0])
+        return out
+
+    return loop
+
+
+def _floydwarp_loop(edge_index, ptr, count):
+    from ...graph import Graph
+    from ...solve import solve
+
+    out = []
+    for g in range(count):
+        s, d, n = _graph_edges(edge_index, ptr, g)
+        r = solve(Graph.from_edges(s, d, n=n), backend="cpu")
+        out.append(r.to_dense())
+    return out
+
+
+# ---------------------------------------------------------------- views
+def summary_lines(data) -> list[str]:
+    lines = []
+    recs = common.ok(data.get("records", []))
+    for r in recs:
+        if r["method"] != "floydwarp batch":
+            continue
+        text = (f"batch/{r['backend']}, B = {r['graphs']:,}: {r['time_s']:.3g} s, {rate_cell(r['graphs_per_s'])} "
+                f"graphs/s, {rate_cell(r['relaxations_per_s'])} relax/s")
+        for key, name in (("speedup_vs_scipy", "SciPy loop"), ("speedup_vs_graphormer", "Graphormer loop")):
+            if r.get(key):
+                text += f", {ratio_cell(r[key])} the {name}"
+        lines.append(text)
+    return lines
+
+
+def plots(data, out_dir, ceilings=None, prefix=""):
+    from .. import plots as P
+
+    recs = common.ok(data.get("records", []))
+    if not recs:
+        return []
+    groups = {}
+    for r in recs:
+        groups.setdefault(f"{r['method']} ({r['backend']})", []).append(r)
+    path = Path(out_dir) / f"{prefix}{NAME}-graphs-per-s.png"
+    P.line_plot([{"label": k, "x": [r["graphs"] for r in v], "y": [r["graphs_per_s"] for r in v]}
+                 for k, v in groups.items()], path, xlabel="graphs in the batch (B)", ylabel="graphs per second",
+                title="Molecule-sized graphs (n = 10..60): graphs per second", xbase=10)
+    return [(path.name, "Graphs solved per second vs batch size; loops timed on up to loop_max graphs")]
