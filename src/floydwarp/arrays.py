@@ -17,5 +17,10 @@ def is_device_array(a) -> bool:
 
 
 def to_host(a):
-    """A NumPy array for a NumPy or CuPy array."""
-    return a.get() if is_device_array(a) else a
+    """A NumPy array for a NumPy or CuPy array (a large one comes through pinned staging
+    buffers, several chunks in flight: gpu/transfer.py)."""
+    if not is_device_array(a):
+        return a
+    from .gpu.transfer import to_host as download
+
+    return download(a)

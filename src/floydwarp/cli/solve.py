@@ -13,6 +13,7 @@ import numpy as np
 import typer
 
 from ..bench.report import format_rate, format_seconds
+from .. import registry
 from ..checkpoint import CheckpointInterrupt
 from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
                   UsageError, Weights, app, describe_generation, generate_graph, parse_bytes)
@@ -161,6 +162,11 @@ def solve(
                              "--distributed -a gpu-2d instead", ctx)
         backend = "multigpu"
         options["gpus"] = gpus
+    if output is not None and output.suffix.lower() == ".npy" and not distributed \
+            and registry.resolve_backend(backend, graph.n) == "gpu":
+        # the result stays on the device and streams from there into the file (io/npy.save):
+        # no full copy of it is made in host memory
+        options["output"] = "device"
     if checkpoint is not None:
         if resume is None:
             save_run_settings(checkpoint, dict(

@@ -32,7 +32,7 @@ from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
-from . import device, modules, panel
+from . import device, modules, panel, transfer
 from .layout import Layout
 
 
@@ -221,7 +221,10 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         t2 = time.perf_counter()
         timings["setup"] = t2 - t1
 
-        # ---- kernels
+        # ---- kernels, while threads prepare the host memory of the result
+        hosts = None
+        if not sizing.to_device:
+            hosts = [transfer.HostMatrix((n, n), dtype)] + ([transfer.HostMatrix((n, n), np.int32)] if plan.predecessors else [])
         ctx = Ctx(cp, d, pr, lay, plan)
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()
@@ -233,8 +236,12 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
 
         # ---- result
         t3 = time.perf_counter()
-        dist = _unpad(cp, rt, d, lay, isz, dtype, sizing.to_device)
-        pred = None if pr is None else _unpad(cp, rt, pr, lay, 4, np.dtype(np.int32), sizing.to_device, pred=True)
+        if hosts is None:
+            dist = _unpad_on_device(cp, rt, d, lay, isz, dtype)
+            pred = None if pr is None else _unpad_on_device(cp, rt, pr, lay, 4, np.dtype(np.int32), pred=True)
+        else:
+            dist = transfer.to_host(d, n, n, out=hosts[0].result())
+            pred = None if pr is None else transfer.to_host(pr, n, n, out=hosts[1].result())
         cp.cuda.Device().synchronize()
         timings["d2h"] = time.perf_counter() - t3
         meta = {"device": device.current()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes,
@@ -272,8 +279,9 @@ def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     """The padded start matrix of an edge list, built on the device: one kernel fills
     INF with 0 on the diagonal (padding included), one scatters the distinct edges.
     The edges travel compacted (uint16 ids up to 65536 vertices, else int32; weights
-    cast to the distance dtype on the host, as ``astype`` would) in one copy, from
-    pinned memory where they are small enough (``device.host_empty``)."""
+    cast to the distance dtype on the host, as ``astype`` would), cast chunk by chunk into
+    pinned buffers by worker threads while earlier chunks cross the bus
+    (``transfer.upload_columns``)."""
     d = cp.empty((lay.N, lay.pitch), dtype=dtype)
     group = _setup_group(dtype)
     fill = modules.kernel("pipe.cu", group[0], group)
@@ -284,17 +292,11 @@ def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     if not m:
         return d
     idx_t = np.dtype(np.uint16) if lay.n <= 65536 else np.dtype(np.int32)
-    ib, isz = idx_t.itemsize, dtype.itemsize
-    o1 = cdiv(m * ib, 16) * 16
-    o2 = o1 + cdiv(m * ib, 16) * 16
-    total = o2 + m * isz
-    stage = device.host_empty((total,), np.uint8)
-    np.copyto(stage[:m * ib].view(idx_t), src, casting="unsafe")
-    np.copyto(stage[o1:o1 + m * ib].view(idx_t), dst, casting="unsafe")
-    np.copyto(stage[o2:o2 + m * isz].view(dtype), w, casting="unsafe")
-    buf = cp.empty(total, dtype=np.uint8)
-    buf.data.copy_from_host(stage.ctypes.data, total)
-    del stage
+    o1 = cdiv(m * idx_t.itemsize, 16) * 16
+    o2 = 2 * o1
+    buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
+    base = buf.data.ptr
+    transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
     ctype_i = "unsigned short" if idx_t == np.uint16 else "int"
     scatter = modules.kernel("pipe.cu", f"fw_scatter<{modules.ctype(dtype)}, {ctype_i}>", group)
     scatter((max(1, min(cdiv(m, 256), 4096)),), (256,),
@@ -302,16 +304,11 @@ def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
     return d
 
 
-def _unpad(cp, rt, buf, lay: Layout, isz, dtype, to_device, pred=False):
+def _unpad_on_device(cp, rt, buf, lay: Layout, isz, dtype, pred=False):
     n = lay.n
     pitch_bytes = (lay.pred_pitch * 4) if pred else lay.row_bytes
-    padded = lay.N != n or (lay.pred_pitch if pred else lay.pitch) != n
-    if to_device:
-        if not padded:
-            return buf
-        out = cp.empty((n, n), dtype=dtype)
-        rt.memcpy2D(out.data.ptr, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToDevice)
-        return out
-    out = device.host_empty((n, n), dtype)
-    rt.memcpy2D(out.ctypes.data, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToHost)
+    if lay.N == n and (lay.pred_pitch if pred else lay.pitch) == n:
+        return buf
+    out = cp.empty((n, n), dtype=dtype)
+    rt.memcpy2D(out.data.ptr, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToDevice)
     return out

@@ -415,10 +415,13 @@ def _refuse_bad_weights(w, where):
 def _dedupe_edges(n, src, dst, w):
     """Keep the lightest of parallel edges; drop self-loops that cannot shorten anything."""
     keep = (src != dst) | (w < 0)
-    src, dst, w = src[keep], dst[keep], w[keep]
+    if not keep.all():
+        src, dst, w = src[keep], dst[keep], w[keep]
     if src.size == 0:
         return src, dst, w
     key = src * n + dst
+    if np.all(key[1:] > key[:-1]):
+        return src, dst, w          # already in order with no parallel edges (generators, most files): no sort
     order = np.argsort(key, kind="stable")
     key, src, dst, w = key[order], src[order], dst[order], w[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import FloydwarpError
 from .atomic import atomic_path
 from ..dynamic import cycles_from_distances
-from .npy import load_array
+from .npy import load_array, save
 
 NPZ_EXTENSIONS = (".npz",)
 NPY_EXTENSIONS = (".npy", ".json")
@@ -102,18 +102,18 @@ def npy_temp_files(path, *, has_pred, inputs=()):
 
 
 def write_npy(result, path, *, inputs=()):
-    host = result.to_host()
-    has_pred = host.pred is not None
+    """The raw layout of ``result``; a result on the device streams into the files (npy.save)."""
+    has_pred = result.pred is not None
     dist_path, _, meta_path = npy_paths(path)
-    text = npy_sidecar(meta_path, n=host.n, dtype=host.dtype, inf=host.inf, has_pred=has_pred, labels=host.labels,
-                       backend=host.backend, algorithm=host.algorithm, timings=host.timings,
-                       num_edges=host.num_edges, metadata=host.metadata)
+    text = npy_sidecar(meta_path, n=result.n, dtype=result.dtype, inf=result.inf, has_pred=has_pred,
+                       labels=result.labels, backend=result.backend, algorithm=result.algorithm,
+                       timings=result.timings, num_edges=result.num_edges, metadata=result.metadata)
     with npy_temp_files(path, has_pred=has_pred, inputs=inputs) as (dist_tmp, pred_tmp, meta_tmp):
         with open(dist_tmp, "wb") as fh:
-            np.save(fh, np.asarray(host.dist), allow_pickle=False)
+            save(fh, result.dist)
         if has_pred:
             with open(pred_tmp, "wb") as fh:
-                np.save(fh, np.asarray(host.pred, dtype=np.int32), allow_pickle=False)
+                save(fh, result.pred.astype(np.int32, copy=False))
         meta_tmp.write_text(text)
     return dist_path
 

@@ -1,0 +1,101 @@
+"""The user's wall time on one GPU, end to end (issue #22): medians and ratios to compute.
+
+    PYTHONPATH=src python3 bench/e2e_gpu.py [--sizes 32768] [--dtypes int32] [-p 5] [--repeats R]
+                                            [--npy DIR] [--out FILE.json]
+
+For each n and dtype, an Erdos-Renyi graph (``-p`` percent of the pairs, weights 1..16, seed 1)
+is made once as host edge arrays; then, R times, the user's call from those arrays to a host
+``Result``: ``fw.Graph.from_edges`` ("graph") and ``fw.solve(graph, backend="gpu")`` ("whole"),
+with every stage of ``Result.timings``.  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
+process: the same solve with the result kept on the device, then ``write_result`` into DIR
+(device -> pinned -> file), against writing the host result.
+
+Works on older trees too (stages they do not report are absent), for before/after tables.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def median_stages(stages):
+    keys = list(dict.fromkeys(k for s in stages for k in s))
+    return {k: statistics.median(s.get(k, 0.0) for s in stages) for k in keys}
+
+
+def case(fw, n, dtype, percent, repeats, npy_dir):
+    from floydwarp.io import write_result
+
+    g = fw.generate.erdos_renyi(n, percent, seed=1)
+    src, dst, w = (np.ascontiguousarray(a) for a in g.edges())
+    del g
+    fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), backend="gpu", dtype=dtype)      # compile off the clock
+    walls, builds, stages = [], [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        graph = fw.Graph.from_edges(src, dst, w, n=n)
+        t1 = time.perf_counter()
+        r = fw.solve(graph, backend="gpu", dtype=dtype)
+        t2 = time.perf_counter()
+        builds.append(t1 - t0)
+        walls.append(t2 - t1)
+        stages.append(dict(r.timings))
+        del r, graph
+    med = median_stages(stages)
+    whole = statistics.median(walls)
+    rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "repeats": repeats,
+           "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls, "stages_s": med,
+           "ratio_to_compute": whole / med["compute"],
+           "result_bytes": n * n * np.dtype(dtype).itemsize,
+           "d2h_GBps": n * n * np.dtype(dtype).itemsize / med["d2h"] / 1e9 if med.get("d2h") else None}
+    if npy_dir is not None:
+        graph = fw.Graph.from_edges(src, dst, w, n=n)
+        out = {}
+        for where in ("host", "device"):
+            path = Path(npy_dir) / f"e2e-{n}-{where}.npy"
+            t0 = time.perf_counter()
+            r = fw.solve(graph, backend="gpu", dtype=dtype, output=where)
+            t1 = time.perf_counter()
+            write_result(r, path)
+            t2 = time.perf_counter()
+            out[where] = {"solve_s": t1 - t0, "write_s": t2 - t1, "total_s": t2 - t0}
+            del r
+            for f in Path(npy_dir).glob(f"e2e-{n}-{where}*"):
+                f.unlink()
+        rec["to_npy"] = out
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="32768")
+    ap.add_argument("--dtypes", default="int32")
+    ap.add_argument("-p", "--percent", type=float, default=5.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--npy")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    import cupy as cp
+
+    import floydwarp as fw
+
+    records = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        for dtype in args.dtypes.split(","):
+            rec = case(fw, n, dtype, args.percent, args.repeats, args.npy)
+            print(json.dumps(rec), flush=True)
+            records.append(rec)
+    env = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "host": platform.node(),
+           "python": platform.python_version(), "cupy": cp.__version__, "numpy": np.__version__}
+    if args.out:
+        Path(args.out).write_text(json.dumps({"environment": env, "records": records}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Matrices between the device and the host through pinned staging (gpu/transfer.py).
+
+The chunk and direct-copy thresholds are shrunk so that small matrices take every path a
+large one takes: many chunks, several workers, pre-faulted destinations, files.
+(run with pytest -m gpu)
+"""
+import numpy as np
+import pytest
+
+import floydwarp as fw
+from floydwarp.arrays import to_host
+from floydwarp.io import read_result, write_result
+
+from conftest import path_length
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def tiny_chunks(monkeypatch):
+    from floydwarp.gpu import transfer
+
+    monkeypatch.setattr(transfer, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(transfer, "DIRECT_BYTES", 0)
+    monkeypatch.setattr(transfer, "workers_for", lambda nbytes: 4)
+    return transfer
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 300, 1031])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+def test_a_host_result_through_staging_equals_the_cpu(tiny_chunks, n, dtype):
+    g = fw.generate.erdos_renyi(n, 3, seed=n, weights=(1, 5), potential=2)   # int16 holds its paths
+    gpu = fw.solve(g, backend="gpu", dtype=dtype, predecessors=n <= 300)
+    cpu = fw.solve(g, backend="cpu", dtype=dtype, predecessors=n <= 300)
+    assert isinstance(gpu.dist, np.ndarray) and gpu.dist.flags.c_contiguous
+    assert np.array_equal(gpu.dist, cpu.dist)
+    if n <= 300:
+        w = g.to_matrix("float64", np.inf)
+        for j in range(0, n, max(1, n // 7)):
+            if cpu.reachable(0, j):
+                assert path_length(w, gpu.path(0, j)) == cpu.distance(0, j)
+
+
+def test_columns_upload_converts_like_astype(tiny_chunks):
+    rng = np.random.default_rng(1)
+    host = rng.integers(-(2 ** 40), 2 ** 40, size=10_007)
+    for dtype in (np.uint16, np.int32, np.float32, np.int16):
+        dev = cupy.empty(host.size, dtype=dtype)
+        tiny_chunks.upload_columns([(dev.data.ptr, host, dtype)])
+        with np.errstate(all="ignore"):
+            assert np.array_equal(dev.get(), host.astype(dtype))
+
+
+def test_to_host_of_pitched_views_and_other_ranks(tiny_chunks):
+    a = cupy.arange(300 * 517, dtype=cupy.int32).reshape(300, 517)
+    assert np.array_equal(tiny_chunks.to_host(a, 123, 45), a.get()[:123, :45])
+    cube = cupy.arange(5 * 40 * 33, dtype=cupy.float32).reshape(5, 40, 33)
+    assert np.array_equal(to_host(cube), cube.get())
+    assert np.array_equal(to_host(a[:, ::2]), a.get()[:, ::2])
+    assert to_host(cupy.float32(3)) == 3
+
+
+@pytest.mark.parametrize("predecessors", [False, True])
+def test_a_device_result_streams_into_npy_files(tiny_chunks, tmp_path, predecessors):
+    g = fw.generate.erdos_renyi(257, 4, seed=2)
+    r = fw.solve(g, backend="gpu", dtype="int32", predecessors=predecessors, output="device")
+    assert isinstance(r.dist, cupy.ndarray)
+    path = write_result(r, tmp_path / "r.npy")
+    host = r.to_host()
+    back = read_result(path)
+    assert np.array_equal(back.dist, host.dist) and back.dist.dtype == host.dist.dtype
+    assert (back.pred is None) == (not predecessors)
+    if predecessors:
+        assert np.array_equal(back.pred, host.pred)
+    np.save(tmp_path / "plain.npy", host.dist)
+    assert (tmp_path / "plain.npy").read_bytes() == (tmp_path / "r.npy").read_bytes()
