@@ -59,6 +59,8 @@ def test_to_host_of_pitched_views_and_other_ranks(tiny_chunks):
     assert np.array_equal(to_host(cube), cube.get())
     assert np.array_equal(to_host(a[:, ::2]), a.get()[:, ::2])
     assert to_host(cupy.float32(3)) == 3
+    for shape in [(0, 0), (0, 5), (3, 0, 2), (0,)]:
+        assert to_host(cupy.zeros(shape, dtype=cupy.int16)).shape == shape
 
 
 @pytest.mark.parametrize("predecessors", [False, True])
