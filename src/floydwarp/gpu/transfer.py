@@ -239,8 +239,10 @@ def _touch(chunk: np.ndarray) -> None:
 def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """The leading ``rows`` x ``cols`` of a (pitched) CuPy matrix as a C-contiguous NumPy array
     (``out``, or a new one); a contiguous array of another rank comes back whole."""
+    if a.ndim < 2 or a.size == 0:
+        return a.get()
     if a.ndim != 2 or a.strides[1] != a.itemsize:
-        if a.ndim < 2 or a.size == 0 or not a.flags.c_contiguous:
+        if not a.flags.c_contiguous:
             return a.get()
         return to_host(a.reshape(-1, a.shape[-1])).reshape(a.shape)
     region = Pitched.of(a, rows, cols)
