@@ -95,6 +95,18 @@ def test_verify_uncapped():
     assert not numeric.verify_uncapped(d, inf, 16)
 
 
+@pytest.mark.parametrize("where", [(0, 0), (1000, 7), (2047, 2047)])
+def test_verify_uncapped_checks_every_band_of_a_large_matrix(where):
+    inf = numeric.inf_of("int16")
+    d = np.full((2048, 2048), 5, dtype=np.int16)          # 4M entries: checked band by band
+    d[::3] = inf
+    assert numeric.verify_uncapped(d, inf, 16)
+    d[where] = inf - 16                                   # reachable, within a weight of INF
+    assert not numeric.verify_uncapped(d, inf, 16)
+    d[where] = inf - 17
+    assert numeric.verify_uncapped(d, inf, 16)
+
+
 def test_to_float64():
     inf = numeric.inf_of("int32")
     d = np.array([[0, inf], [-3, 0]], dtype=np.int32)

@@ -238,13 +238,26 @@ def _name_of(dtype) -> str | None:
 
 
 def verify_uncapped(dist, inf, max_weight) -> bool:
-    """Exact post-run check for non-negative integer weights (see module docstring)."""
-    xp = array_module(dist)
-    reachable = dist < inf
-    if not bool(reachable.any()):
-        return True
-    largest = xp.where(reachable, dist, dist.dtype.type(0)).max()
-    return int(largest) + int(max_weight) < int(inf)
+    """Exact post-run check for non-negative integer weights (see module docstring): no
+    reachable distance lies within ``max_weight`` of INF.  A host matrix is checked in row
+    bands on all cores (NumPy releases the GIL): a 2 GB int16 result took 2.7 s in one pass."""
+    limit = dist.dtype.type(int(inf) - int(max_weight))     # weights are below INF: in range
+
+    def near_inf(band) -> bool:
+        return bool(((band >= limit) & (band < inf)).any())
+
+    if array_module(dist) is not np or dist.ndim != 2 or dist.size < BAND_CHECK_MIN:
+        return not near_inf(dist)
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = -(-dist.shape[0] // (os.cpu_count() or 1))
+    with ThreadPoolExecutor() as pool:
+        return not any(pool.map(near_inf, (dist[r:r + step] for r in range(0, dist.shape[0], step))))
+
+
+#: entries from which :func:`verify_uncapped` checks a host matrix band by band in threads
+BAND_CHECK_MIN = 1 << 22
 
 
 def too_narrow(dtype, stats: WeightStats) -> DtypeError:
