@@ -47,7 +47,7 @@ from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
 
-register_backend("cpu", "Numba kernels, all cores", auto_priority=10)
+register_backend("cpu", "Numba kernels, all cores")
 
 #: Measured blocked rates (G relaxations/s, n = 2048, 2 threads, mean of two
 #: sweeps) per dtype and tile edge on a 2-core Xeon (AVX2/AVX-512, 48 KiB L1d,
