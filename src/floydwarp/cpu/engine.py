@@ -229,14 +229,14 @@ class Tiles:
     def state(self):
         return self.t, self.p
 
-    # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none, and a
-    # parallel kernel launched on nothing still costs microseconds (small graphs, issue #22).
     def close_pivot(self, r):
         if self.p is None:
             self.K.close_pivot(self.t, r, self.clamp, self.lo)
         else:
             self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo)
 
+    # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none, and a
+    # parallel kernel launched on nothing still costs microseconds (small graphs, issue #22).
     def update_panels(self, r):
         if self.rounds == 1:
             return
