@@ -305,7 +305,8 @@ def test_registration():
     from floydwarp import registry
 
     backend = registry.backend("cpu")
-    assert backend.auto_priority == 10 and backend.auto_min_n() == 0 and backend.probe() is None
+    assert registry.AUTO_ORDER[-1] == "cpu" and backend.auto_priority > 0
+    assert backend.auto_min_n() == 0 and backend.probe() is None
     impls = {i.algorithm: i for i in registry.algorithms("cpu")}
     assert set(impls) == set(ALGORITHMS)
     assert impls["blocked"].default and not impls["rows"].default

@@ -218,7 +218,8 @@ def test_registry_entries():
         assert set(fw.DTYPES) <= set(i.dtypes)
         assert callable(i.options["bytes_moved"]) and i.description
     backend = registry.backend("gpu") if hasattr(registry, "backend") else registry._load("gpu")
-    assert backend.auto_priority == 20 and backend.auto_min_n() == engine.AUTO_MIN_N
+    cpu = registry.backend("cpu")
+    assert backend.auto_priority > cpu.auto_priority > 0 and backend.auto_min_n() == engine.AUTO_MIN_N
 
 
 def test_traffic_models():

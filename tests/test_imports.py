@@ -132,3 +132,23 @@ def test_the_checks_see_what_they_must():
     assert _scan("floydwarp.io.mtx", "from . import _text")[1] == []      # private to its package
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _imported_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_start_up_imports_only_what_the_call_needs():
+    """``import floydwarp`` imports neither SciPy, Numba nor Typer (Numba's start-up imports
+    SciPy's BLAS wrappers itself when a kernel first runs); backend="auto" imports no backend
+    past the one it takes (AUTO_ORDER)."""
+    held = _imported_after("import floydwarp")
+    assert not {"scipy", "numba", "typer"} & held
+    held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
+    assert "floydwarp.dist.engine" not in held and "floydwarp.dist.multigpu" not in held

@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from .errors import FloydwarpError
-from .io.atomic import atomic_path
 
 FORMAT_VERSION = 1
 
@@ -151,6 +150,8 @@ class Checkpointer:
         if self.rank == 0:
             _fsync_dir(self.folder)
             manifest = dict(self.identity, round=next_round, shards=shards, saved_at=time.time())
+            from .io.atomic import atomic_path   # the io package imports every file format: only here
+
             with atomic_path(self.folder / "manifest.json") as tmp:
                 tmp.write_text(json.dumps(manifest, indent=1))
             _fsync_dir(self.folder)

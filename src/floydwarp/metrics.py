@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from .arrays import array_module, to_host
-from .errors import FloydwarpError, NegativeCycleError
+from . import errors
+from .errors import FloydwarpError
 
 #: bytes of matrix rows one reduction step reads (bounds the temporaries to a few times this)
 BLOCK_BYTES = 1 << 26
@@ -36,7 +37,9 @@ def _blocks(n: int, itemsize: int):
 def _bounded(result) -> None:
     if result.has_negative_cycle:
         vertices = result.negative_cycle_vertices[:5].tolist()
-        raise NegativeCycleError("distances are unbounded: the graph has a negative cycle "
+        # errors.NegativeCycleError subclasses SciPy's: looked up only here, so that importing
+        # floydwarp does not import SciPy
+        raise errors.NegativeCycleError("distances are unbounded: the graph has a negative cycle "
                                  f"(through vertices {vertices})", vertices=result.negative_cycle_vertices)
 
 

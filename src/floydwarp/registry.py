@@ -25,6 +25,10 @@ BACKEND_MODULES = {
     "mpi": "floydwarp.dist.engine",
     "multigpu": "floydwarp.dist.multigpu",
 }
+#: The backends ``backend="auto"`` considers, best first: it takes the first usable one whose
+#: ``auto_min_n`` is at most n, importing the modules only as far as that one (the others are
+#: never imported for it).
+AUTO_ORDER = ("gpu", "cpu")
 
 
 @dataclass(frozen=True)
@@ -33,8 +37,7 @@ class Backend:
     description: str
     #: returns None when usable here, else the reason it is not
     probe: Callable[[], str | None]
-    #: ``backend="auto"`` takes the usable backend of highest priority whose
-    #: ``auto_min_n`` is at most n; priority 0 means "never chosen by auto"
+    #: rank in AUTO_ORDER (highest first); 0 means "never chosen by auto"
     auto_priority: int = 0
     auto_min_n: Callable[[], int] = lambda: 0
 
@@ -60,8 +63,9 @@ _BACKENDS: dict[str, Backend] = {}
 _IMPLS: dict[tuple[str, str], Implementation] = {}
 
 
-def register_backend(name, description, probe=lambda: None, auto_priority=0, auto_min_n=lambda: 0):
-    _BACKENDS[name] = Backend(name, description, probe, auto_priority, auto_min_n)
+def register_backend(name, description, probe=lambda: None, auto_min_n=lambda: 0):
+    priority = len(AUTO_ORDER) - AUTO_ORDER.index(name) if name in AUTO_ORDER else 0
+    _BACKENDS[name] = Backend(name, description, probe, priority, auto_min_n)
 
 
 def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False,
@@ -113,10 +117,11 @@ def resolve_backend(name, n) -> str:
         if reason:
             raise BackendUnavailableError(f"backend {name!r} is not available: {reason}")
         return name
-    candidates = [b for b in backends() if b.auto_priority > 0 and b.probe() is None and n >= b.auto_min_n()]
-    if not candidates:
-        raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
-    return max(candidates, key=lambda b: b.auto_priority).name
+    for candidate in AUTO_ORDER:
+        b = backend(candidate)
+        if b.probe() is None and n >= b.auto_min_n():
+            return candidate
+    raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
 
 
 def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:

@@ -10,7 +10,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..bench.report import format_seconds
 from .app import app
 
 #: vertices listed for the center and periphery before "... and N more"
@@ -75,6 +74,8 @@ def metrics(
         echo("closeness (highest first):")
         for entry in report["closeness_top"]:
             echo(f"  {entry['vertex']}\t{entry['closeness']:.6g}")
+    from ..bench.report import format_seconds   # the bench package: only when printing
+
     seconds = report["seconds"]
     echo(f"time:      {', '.join(f'{k} {format_seconds(v)}' for k, v in seconds.items())}")
 

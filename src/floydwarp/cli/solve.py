@@ -12,7 +12,6 @@ from typing import Annotated, Optional
 import numpy as np
 import typer
 
-from ..bench.report import format_rate, format_seconds
 from .. import registry
 from ..checkpoint import CheckpointInterrupt
 from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
@@ -185,6 +184,8 @@ def solve(
     wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
+
+    from ..bench.report import format_rate, format_seconds   # the bench package: only when printing
 
     echo = typer.echo
     echo(f"input:     {source}")

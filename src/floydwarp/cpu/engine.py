@@ -47,7 +47,7 @@ from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
 
-register_backend("cpu", "Numba kernels, all cores", auto_priority=10)
+register_backend("cpu", "Numba kernels, all cores")
 
 #: Measured blocked rates (G relaxations/s, n = 2048, 2 threads, mean of two
 #: sweeps) per dtype and tile edge on a 2-core Xeon (AVX2/AVX-512, 48 KiB L1d,
@@ -188,32 +188,31 @@ def _solve_blocked(graph, plan):
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
         with sw("compile"):
-            _warm_up_blocked(plan.dtype, plan.predecessors)
+            _warm_up_blocked(plan.dtype, plan.predecessors, tiled=t.shape[0] > 1)
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         with sw("compute"):
             schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
-            d = store.result((plan.n, plan.n), plan.dtype, "dist")
-            _kernels().unpack(t, d)
-            pred = None
-            if p is not None:
-                pred = store.result((plan.n, plan.n), np.int32, "pred")
-                _kernels().unpack(p, pred)
+            d = store.unpacked(t, plan.n, "dist")
+            pred = None if p is None else store.unpacked(p, plan.n, "pred")
     store.release_tiles()
     return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
 
 
-def _warm_up_blocked(dtype, pred):
-    key = ("blocked", dtype, pred)
+def _warm_up_blocked(dtype, pred, tiled):
+    """Compile (or load) the kernels of a blocked run off the clock: phases 2 and 3 only for a
+    matrix of several tiles (``tiled``; one tile is closed by phase 1 alone)."""
+    key = ("blocked", dtype, pred, tiled)
     if key in _warm:
         return
     d, p, inf = _tiny(dtype, pred)
-    t = d.reshape(1, 1, 3, 3).copy()
-    tp = None if p is None else p.reshape(1, 1, 3, 3).copy()
+    k = 2 if tiled else 1
+    t = np.tile(d, (k, k, 1, 1))
+    tp = None if p is None else np.tile(p, (k, k, 1, 1))
     schedule.run(Tiles(t, tp, True, np.dtype(dtype).type(-inf)))
-    _kernels().unpack(t, d)
+    _kernels().unpack(t, np.empty((3 * k, 3 * k), t.dtype))
     if tp is not None:
-        _kernels().unpack(tp, p)
+        _kernels().unpack(tp, np.empty((3 * k, 3 * k), tp.dtype))
     _warm.add(key)
 
 
@@ -236,13 +235,19 @@ class Tiles:
         else:
             self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo)
 
+    # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none, and a
+    # parallel kernel launched on nothing still costs microseconds (small graphs, issue #22).
     def update_panels(self, r):
+        if self.rounds == 1:
+            return
         if self.p is None:
             self.K.update_panels(self.t, r, self.clamp, self.lo)
         else:
             self.K.update_panels_pred(self.t, self.p, r, self.clamp, self.lo)
 
     def product(self, r, part):
+        if self.rounds == 1:
+            return
         if self.p is None:
             self.K.product(self.t, r, self.clamp, self.lo)
         else:
@@ -290,6 +295,15 @@ class Storage:
         if self.workdir is None:
             return np.empty(shape, dtype)
         return np.lib.format.open_memmap(self.workdir / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
+
+    def unpacked(self, tiles, n, name):
+        """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
+        otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
+        if self.workdir is None and tiles.shape[:3] == (1, 1, n):
+            return tiles[0, 0]
+        out = self.result((n, n), tiles.dtype, name)
+        _kernels().unpack(tiles, out)
+        return out
 
     def release_tiles(self):
         for path in self._tile_files:

@@ -267,7 +267,9 @@ def _solve_2d(comm, graph, plan, grid, bs):
     import numba
 
     nt = -(-plan.n // bs) if plan.n else 0
+    t_start = time.perf_counter()
     local, plocal = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, grid=grid)
+    start = time.perf_counter() - t_start
     lookahead = plan.options.get("lookahead", True)
     ckpt = checkpoint.from_plan(plan, graph, block=bs, comm=comm, extra={"lookahead": bool(lookahead)})
     clock = mpi_util.CommClock()
@@ -275,7 +277,9 @@ def _solve_2d(comm, graph, plan, grid, bs):
     previous = numba.get_num_threads()
     numba.set_num_threads(_threads(plan, comm))
     try:
+        t_compile = time.perf_counter()
         _warm_up(plan)
+        compile_ = time.perf_counter() - t_compile
         with clock():
             comm.Barrier()
         clock.seconds = 0.0
@@ -288,7 +292,8 @@ def _solve_2d(comm, graph, plan, grid, bs):
         compute = time.perf_counter() - t0
     finally:
         numba.set_num_threads(previous)
-    return local, plocal, {"compute": compute, "comm": clock.seconds, **stages.timings()}
+    return local, plocal, {"start": start, "compile": compile_, "compute": compute, "comm": clock.seconds,
+                           **stages.timings()}
 
 
 def _tile_parts(grid, local, plocal, timings, n, bs):
