@@ -278,3 +278,42 @@ def test_calls_floydwarp_cannot_answer_are_networkx_answers():
     C = nx.DiGraph([(0, 1, {"weight": 1}), (1, 0, {"weight": -3})])
     both("average_shortest_path_length", C, weight="weight", method="floyd-warshall")
     both("average_shortest_path_length", C, weight="weight", method="bellman-ford")
+
+
+# ---------------------------------------------------------------------- the converted graph
+def test_edges_read_once_are_kept_until_the_graph_changes():
+    """The edges read for a call live on the converted graph NetworkX caches in
+    ``G.__networkx_cache__``; a change through G's methods drops them (NetworkX clears the
+    cache), so the next call reads the changed graph."""
+    from floydwarp.nx_backend.stages import recording
+
+    G = nx.path_graph(60)
+    first = nx.closeness_centrality(G, backend="floydwarp")
+    converted = list(G.__networkx_cache__["backends"]["floydwarp"].values())
+    assert any(g.edge_reads for g in converted)
+    with recording() as seconds:
+        assert nx.closeness_centrality(G, backend="floydwarp") == first
+    assert seconds["convert"] < 0.01                       # a dict lookup: nothing read again
+    G.add_edge(0, 59, weight=7)
+    assert G.__networkx_cache__ == {}
+    changed = nx.closeness_centrality(G, backend="floydwarp")
+    assert changed != first and changed == nx.closeness_centrality(G, backend="networkx")
+    for weight in ("weight", None):
+        for name in ("average_shortest_path_length", "wiener_index"):
+            assert (getattr(nx, name)(G, weight=weight, backend="floydwarp")
+                    == getattr(nx, name)(G, weight=weight, backend="networkx"))
+    G.add_edge(0, 59, weight=2)                            # new data on an edge that exists
+    assert nx.wiener_index(G, weight="weight", backend="floydwarp") == nx.wiener_index(G, weight="weight")
+
+
+def test_stages_say_where_a_call_spends_its_time():
+    from floydwarp.nx_backend.stages import recording
+
+    G = nx.gnm_random_graph(80, 300, seed=1)
+    with recording() as seconds:
+        nx.closeness_centrality(G, backend="floydwarp")
+    assert {"convert", "solve", "solve.compute", "reduce", "build"} <= set(seconds)
+    assert 0 < seconds["solve.compute"] <= seconds["solve"]
+    with recording() as seconds:
+        dict(nx.all_pairs_shortest_path_length(G, backend="floydwarp"))
+    assert seconds["build"] > 0 and "reduce" not in seconds

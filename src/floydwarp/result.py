@@ -182,9 +182,11 @@ class Result:
             raise FloydwarpError("this result has no predecessors; solve with predecessors=True to ask for routes")
         i = self.index(u)
         row = np.asarray(to_host(self.dist[i]))
-        pred = np.asarray(to_host(self.pred[i]))
+        pred = np.asarray(to_host(self.pred[i])).tolist()
         ok = (row < self.inf) & ~self._unbounded_from(i)
-        routes: dict[int, list] = {i: [i]}
+        names = range(self.n) if self.labels is None else self.labels
+        # each route is its predecessor's route plus one vertex, built in label space once
+        routes: dict[int, list] = {i: [names[i]]}
         for t in np.flatnonzero(ok).tolist():
             if t in routes:
                 continue
@@ -194,14 +196,14 @@ class Result:
                 chain.append(v)
                 if len(chain) > self.n:
                     raise FloydwarpError(f"predecessors do not lead from {self.label(t)!r} back to {u!r}")
-                v = int(pred[v])
+                v = pred[v]
                 if v < 0:
                     raise FloydwarpError(f"predecessors do not lead from {self.label(t)!r} back to {u!r}")
             base = routes[v]
             for x in reversed(chain):
-                base = base + [x]
+                base = base + [names[x]]
                 routes[x] = base
-        return {self.label(t): [self.label(k) for k in routes[t]] for t in sorted(routes) if ok[t]}
+        return {names[t]: routes[t] for t in sorted(routes) if ok[t]}
 
     def _unbounded_from(self, i: int) -> np.ndarray:
         """Targets v for which a negative cycle lies on some walk from i (bool mask)."""

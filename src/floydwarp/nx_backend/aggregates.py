@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from .. import metrics
 from ..arrays import to_host
-from .dense import floyd_warshall_edges
 from .dispatch import implements
-from .graph import Edges, Fallback, fallback, nx_graph, search, search_edges, solve_edges
+from .edges import floyd_warshall_edges, inward_edges, search
+from .graph import Fallback, fallback, nx_graph, solve_edges
+from .stages import stage
 
 _SINGLE_SOURCE = ("unweighted", "dijkstra", "bellman-ford")
 _ALL_PAIRS = ("floyd-warshall", "floyd-warshall-numpy")
@@ -38,31 +39,20 @@ def _one_node(arguments):
 @implements(slower=_one_node)
 def closeness_centrality(G, u=None, distance=None, wf_improved=True):
     """NetworkX's ``closeness_centrality``: inward distances (outward ones: pass G.reverse())."""
-    G = nx_graph(G)
-    if u is not None and u not in G:
-        return fallback("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
+    nxG = nx_graph(G)
+    if u is not None and u not in nxG:
+        return fallback("closeness_centrality", nxG, u=u, distance=distance, wf_improved=wf_improved)
     try:
-        edges = _closeness_edges(G, distance)
+        edges = inward_edges(G, distance)
         result = solve_edges(edges)
     except Fallback:
-        return fallback("closeness_centrality", G, u=u, distance=distance, wf_improved=wf_improved)
-    values = to_host(metrics.closeness(result, wf_improved)).tolist()
-    if u is not None:
-        return values[edges.nodes.index(u)]
-    return dict(zip(edges.nodes, values))
-
-
-def _closeness_edges(G, distance) -> Edges:
-    """Edges whose inward distances are the distances NetworkX's closeness searches find.
-
-    NetworkX searches outward from each node of H = G.reverse() (G when undirected), asking
-    a weight function about each edge in the direction it walks it.  Reading H's edges that
-    way and turning every one around gives a graph whose distances *to* a node are H's
-    distances *from* it, weighed as NetworkX weighs them (which matters for a weight function
-    that depends on the direction)."""
-    H = G.reverse(copy=False) if G.is_directed() else G
-    out = search_edges(H, distance, unit=distance is None)
-    return Edges(out.nodes, out.dst, out.src, out.weights, out.hidden)
+        return fallback("closeness_centrality", nxG, u=u, distance=distance, wf_improved=wf_improved)
+    with stage("reduce"):
+        values = to_host(metrics.closeness(result, wf_improved))
+    with stage("build"):
+        if u is not None:
+            return float(values[edges.nodes.index(u)])
+        return dict(zip(edges.nodes, values.tolist()))
 
 
 @implements(cannot=lambda a: None if a["method"] in (None, *_SINGLE_SOURCE, *_ALL_PAIRS)
@@ -71,12 +61,12 @@ def average_shortest_path_length(G, weight=None, method=None):
     """NetworkX's ``average_shortest_path_length`` for every ``method``."""
     import networkx as nx
 
-    G = nx_graph(G)
+    nxG = nx_graph(G)
     if method is None:
         method = "unweighted" if weight is None else "dijkstra"
     if method not in _SINGLE_SOURCE + _ALL_PAIRS:
         raise ValueError(f"method not supported: {method}")
-    n = len(G)
+    n = len(nxG)
     if n == 0:
         raise nx.NetworkXPointlessConcept(
             "the null graph has no paths, thus there is no average shortest path length")
@@ -84,45 +74,48 @@ def average_shortest_path_length(G, weight=None, method=None):
         return 0
     try:
         if method in _ALL_PAIRS:
-            edges = floyd_warshall_edges(G, weight)
+            edges = floyd_warshall_edges(G, weight)[0]
             result = solve_edges(edges)
             if result.has_negative_cycle:
                 raise Fallback("negative cycle: NetworkX's Floyd-Warshall answers what its loop order leaves")
         else:
             edges, result = search(G, weight, unit=method == "unweighted", negative=method == "bellman-ford")
     except Fallback:
-        return fallback("average_shortest_path_length", G, weight=weight, method=method)
-    counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
-    if not _connected(G, edges, counts):
-        raise nx.NetworkXError("Graph is not strongly connected." if G.is_directed() else "Graph is not connected.")
+        return fallback("average_shortest_path_length", nxG, weight=weight, method=method)
+    with stage("reduce"):
+        counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
+        connected = _connected(nxG, edges, counts)
+        total = metrics.total(sums) if connected else None
+    if not connected:
+        raise nx.NetworkXError("Graph is not strongly connected." if nxG.is_directed() else "Graph is not connected.")
     if result.has_negative_cycle:
         raise nx.NetworkXUnbounded("Negative cycle detected.")
-    return metrics.total(sums) / (n * (n - 1))
+    return total / (n * (n - 1))
 
 
 @implements()
 def wiener_index(G, weight=None):
     """NetworkX's ``wiener_index``: ``inf`` for a graph that is not (strongly) connected; the
     sum over unordered pairs (a float) of an undirected graph."""
-    G = nx_graph(G)
-    if len(G) == 0:
-        return fallback("wiener_index", G, weight=weight)     # NetworkX's error for the null graph
+    nxG = nx_graph(G)
+    if len(nxG) == 0:
+        return fallback("wiener_index", nxG, weight=weight)     # NetworkX's error for the null graph
     try:
         edges, result = search(G, weight, unit=weight is None)
     except Fallback:
-        return fallback("wiener_index", G, weight=weight)
-    counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
-    if not _connected(G, edges, counts):
-        return float("inf")
-    value = metrics.total(sums)
-    return value if G.is_directed() else value / 2
+        return fallback("wiener_index", nxG, weight=weight)
+    with stage("reduce"):
+        counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
+        if not _connected(nxG, edges, counts):
+            return float("inf")
+        value = metrics.total(sums)
+    return value if nxG.is_directed() else value / 2
 
 
 @implements()
 def global_efficiency(G):
     """NetworkX's ``global_efficiency`` (undirected graphs: NetworkX refuses directed ones
     before dispatching): the mean of 1 / hops over ordered pairs."""
-    G = nx_graph(G)
     n = len(G)
     denom = n * (n - 1)
     if denom == 0:
@@ -130,5 +123,6 @@ def global_efficiency(G):
     try:
         _, result = search(G, None, unit=True)
     except Fallback:
-        return fallback("global_efficiency", G)
-    return metrics.inverse_distance_sum(result.dist, result.inf) / denom
+        return fallback("global_efficiency", nx_graph(G))
+    with stage("reduce"):
+        return metrics.inverse_distance_sum(result.dist, result.inf) / denom

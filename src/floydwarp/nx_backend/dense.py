@@ -29,36 +29,13 @@ import numpy as np
 
 from ..arrays import to_host
 from .dispatch import implements
-from .graph import Edges, Fallback, as_numbers, nx_graph, solve_edges
+from .edges import floyd_warshall_edges
+from .graph import Fallback, nx_graph, solve_edges
+from .stages import stage
 
 
 def _inf():
     return float("inf")
-
-
-def _extract(G, nodes, weight, *, default, keep_self_loops):
-    """The edges as NetworkX's Floyd-Warshall reads them, and the self-loops' (node, weight)."""
-    index = {v: i for i, v in enumerate(nodes)}
-    if weight is None:
-        triples = ((u, v, default) for u, v in G.edges())
-    else:
-        triples = G.edges(data=weight, default=default)
-    src, dst, w, loops = [], [], [], []
-    for u, v, wt in triples:
-        if u == v:
-            loops.append((u, wt))
-            if not keep_self_loops:
-                continue
-        src.append(index[u])
-        dst.append(index[v])
-        w.append(wt)
-    weights = as_numbers(w)
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    if not G.is_directed():
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-        weights = np.concatenate([weights, weights])
-    return Edges(nodes, src, dst, weights), loops
 
 
 # ---------------------------------------------------------------------- algorithms
@@ -67,24 +44,24 @@ def floyd_warshall_numpy(G, nodelist=None, weight="weight"):
     """NetworkX's ``floyd_warshall_numpy`` on floydwarp (same array, same errors)."""
     import networkx as nx
 
-    G = nx_graph(G)
+    nxG = nx_graph(G)
     if nodelist is not None:
-        if not (len(nodelist) == len(G) == len(set(nodelist))):
+        if not (len(nodelist) == len(nxG) == len(set(nodelist))):
             raise nx.NetworkXError(
                 "nodelist must contain every node in G with no repeats."
                 "If you wanted a subgraph of G use G.subgraph(nodelist)")
-        missing = set(nodelist) - set(G)
+        missing = set(nodelist) - set(nxG)
         if missing:
             raise nx.NetworkXError(f"Nodes {missing} in nodelist is not in G")
-    nodes = list(G) if nodelist is None else list(nodelist)
-    if not nodes:
+    if len(nxG) == 0:
         return np.zeros((0, 0), dtype=np.float64)
     try:
-        edges, _ = _extract(G, nodes, weight, default=1, keep_self_loops=False)
+        edges, _ = floyd_warshall_edges(G, weight, nodes=nodelist, default=1, keep_self_loops=False)
         result = _bounded(solve_edges(edges))
     except Fallback:
-        return nx.floyd_warshall_numpy(G, nodelist=nodelist, weight=weight, backend="networkx")
-    return np.asarray(to_host(result.to_dense()), dtype=np.float64)
+        return nx.floyd_warshall_numpy(nxG, nodelist=nodelist, weight=weight, backend="networkx")
+    with stage("build"):
+        return np.asarray(to_host(result.to_dense()), dtype=np.float64)
 
 
 @implements()
@@ -92,11 +69,10 @@ def floyd_warshall_predecessor_and_distance(G, weight="weight"):
     """NetworkX's ``floyd_warshall_predecessor_and_distance`` on floydwarp."""
     import networkx as nx
 
-    G = nx_graph(G)
     try:
         return _pred_and_dist(G, weight, predecessors=True)
     except Fallback:
-        return nx.floyd_warshall_predecessor_and_distance(G, weight=weight, backend="networkx")
+        return nx.floyd_warshall_predecessor_and_distance(nx_graph(G), weight=weight, backend="networkx")
 
 
 @implements()
@@ -104,29 +80,27 @@ def floyd_warshall(G, weight="weight"):
     """NetworkX's ``floyd_warshall`` on floydwarp: ``{u: defaultdict(v -> distance)}``."""
     import networkx as nx
 
-    G = nx_graph(G)
     try:
         return _pred_and_dist(G, weight, predecessors=False)[1]
     except Fallback:
-        return nx.floyd_warshall(G, weight=weight, backend="networkx")
-
-
-def floyd_warshall_edges(G, weight) -> Edges:
-    """G's edges as NetworkX's ``floyd_warshall`` reads them (negative self-loops kept)."""
-    return _extract(G, list(G), weight, default=1.0, keep_self_loops=True)[0]
+        return nx.floyd_warshall(nx_graph(G), weight=weight, backend="networkx")
 
 
 def _pred_and_dist(G, weight, predecessors):
-    nodes = list(G)
-    edges, loops = _extract(G, nodes, weight, default=1.0, keep_self_loops=True)
+    edges, loops = floyd_warshall_edges(G, weight)
     if any(not isinstance(wt, (int, float, np.integer, np.floating)) or wt < 0 for _, wt in loops):
         raise Fallback("negative self-loop")
+    if not edges.nodes:
+        return {}, {}
+    result = _bounded(solve_edges(edges, predecessors=predecessors))
+    with stage("build"):
+        return _dicts(result.to_host(), edges.nodes, edges.integral, loops, predecessors)
+
+
+def _dicts(result, nodes, integral, loops, predecessors):
+    """NetworkX's ``(pred, dist)`` of a host result."""
     dist = {}
     pred = {}
-    if not nodes:
-        return pred, dist
-    result = _bounded(solve_edges(edges, predecessors=predecessors)).to_host()
-    integral = edges.integral
     d = result.dist
     unreachable = d >= result.inf
     rows = d.tolist() if integral and d.dtype.kind == "i" else d.astype(np.float64).tolist()

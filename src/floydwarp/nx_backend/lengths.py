@@ -12,23 +12,28 @@ from __future__ import annotations
 import numpy as np
 
 from .dispatch import implements
-from .graph import Fallback, fallback, nx_graph, row_dict, search
+from .edges import search
+from .graph import Fallback, fallback, nx_graph, row_dict
+from .stages import stage
 
 
 def _rows(edges, result, within=None, stop_at=None):
     """``(source, {target: distance})`` for every source; ``within(row)`` masks the targets
     kept besides the source itself; ``stop_at(i)`` raises before source i's row."""
-    host = result.to_host()
+    with stage("build"):
+        host = result.to_host()
     dist, inf, nodes = host.dist, host.inf, edges.nodes
     for i, u in enumerate(nodes):
         if stop_at is not None:
             stop_at(i)
-        row = dist[i]
-        keep = row < inf
-        if within is not None:
-            keep &= within(row)
-            keep[i] = True
-        yield u, row_dict(row, i, nodes, edges.integral, keep)
+        with stage("build"):
+            row = dist[i]
+            keep = row < inf
+            if within is not None:
+                keep &= within(row)
+                keep[i] = True
+            out = row_dict(row, i, nodes, edges.integral, keep)
+        yield u, out
 
 
 def _unbounded_from(result):
@@ -46,11 +51,10 @@ def _unbounded_from(result):
 @implements()
 def all_pairs_shortest_path_length(G, cutoff=None):
     """NetworkX's ``all_pairs_shortest_path_length``: breadth-first levels, up to ``cutoff``."""
-    G = nx_graph(G)
     try:
         edges, result = search(G, None, unit=True)
     except Fallback:
-        yield from fallback("all_pairs_shortest_path_length", G, cutoff=cutoff)
+        yield from fallback("all_pairs_shortest_path_length", nx_graph(G), cutoff=cutoff)
         return
     # NetworkX's search finds level L while cutoff > L - 1
     within = None if cutoff is None else (lambda row: row - 1 < cutoff)
@@ -60,11 +64,10 @@ def all_pairs_shortest_path_length(G, cutoff=None):
 @implements()
 def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
     """NetworkX's ``all_pairs_dijkstra_path_length``: targets within ``cutoff``."""
-    G = nx_graph(G)
     try:
         edges, result = search(G, weight)
     except Fallback:
-        yield from fallback("all_pairs_dijkstra_path_length", G, cutoff=cutoff, weight=weight)
+        yield from fallback("all_pairs_dijkstra_path_length", nx_graph(G), cutoff=cutoff, weight=weight)
         return
     within = None if cutoff is None else (lambda row: row <= cutoff)
     yield from _rows(edges, result, within)
@@ -74,11 +77,10 @@ def all_pairs_dijkstra_path_length(G, cutoff=None, weight="weight"):
 def all_pairs_bellman_ford_path_length(G, weight="weight"):
     """NetworkX's ``all_pairs_bellman_ford_path_length``: negative weights allowed;
     ``NetworkXUnbounded`` at the first source from which a negative cycle is reachable."""
-    G = nx_graph(G)
     try:
         edges, result = search(G, weight, negative=True)
     except Fallback:
-        yield from fallback("all_pairs_bellman_ford_path_length", G, weight=weight)
+        yield from fallback("all_pairs_bellman_ford_path_length", nx_graph(G), weight=weight)
         return
     yield from _rows(edges, result, stop_at=_unbounded_from(result) if result.has_negative_cycle else None)
 
@@ -90,12 +92,12 @@ def johnson(G, weight="weight"):
     tie, the one given may differ from NetworkX's (both are shortest)."""
     import networkx as nx
 
-    G = nx_graph(G)
     try:
         edges, result = search(G, weight, negative=True, predecessors=True, labels=True)
     except Fallback:
-        return fallback("johnson", G, weight=weight)
+        return fallback("johnson", nx_graph(G), weight=weight)
     if result.has_negative_cycle:
         raise nx.NetworkXUnbounded("Negative cycle detected.")
-    host = result.to_host()
-    return {v: host.paths_from(v) for v in edges.nodes}
+    with stage("build"):
+        host = result.to_host()
+        return {v: host.paths_from(v) for v in edges.nodes}

@@ -15,7 +15,9 @@ from __future__ import annotations
 from .. import metrics
 from ..arrays import to_host
 from .dispatch import implements
-from .graph import Fallback, fallback, nx_graph, python_values, search
+from .edges import search
+from .graph import Fallback, fallback, nx_graph, python_values
+from .stages import stage
 
 
 def _lengths(G, weight):
@@ -55,56 +57,66 @@ def _hop_tree(G, weight) -> bool:
 def eccentricity(G, v=None, sp=None, weight=None):
     """NetworkX's ``eccentricity``: a dict for all nodes (or those of the container ``v``), a
     number for a single node ``v``; ``NetworkXError`` when a node does not reach every node."""
-    import networkx as nx
-
-    G = nx_graph(G)
+    nxG = nx_graph(G)
     if sp is not None:
-        return fallback("eccentricity", G, v=v, sp=sp, weight=weight)
+        return fallback("eccentricity", nxG, v=v, sp=sp, weight=weight)
     try:
         edges, result = _lengths(G, weight)
     except Fallback:
-        return fallback("eccentricity", G, v=v, sp=sp, weight=weight)
-    ecc = to_host(metrics.eccentricity(result))
-    complete = (ecc < result.inf).tolist()
-    values = python_values(ecc, edges.integral)
-    index = {node: i for i, node in enumerate(edges.nodes)}
-    e = {}
-    for node in G.nbunch_iter(v):
-        i = index[node]
-        if not complete[i]:
-            if G.is_directed():
-                raise nx.NetworkXError("Found infinite path length because the digraph is not strongly connected")
-            raise nx.NetworkXError("Found infinite path length because the graph is not connected")
-        e[node] = values[i]
-    if v in G:
+        return fallback("eccentricity", nxG, v=v, sp=sp, weight=weight)
+    with stage("reduce"):
+        ecc = to_host(metrics.eccentricity(result))
+    with stage("build"):
+        complete = ecc < result.inf
+        values = python_values(ecc, edges.integral)
+        if v is None:
+            if not complete.all():
+                _not_connected(nxG)
+            return dict(zip(edges.nodes, values))
+        index = {node: i for i, node in enumerate(edges.nodes)}
+        e = {}
+        for node in nxG.nbunch_iter(v):
+            i = index[node]
+            if not complete[i]:
+                _not_connected(nxG)
+            e[node] = values[i]
+    if v in nxG:
         return e[v]
     return e
+
+
+def _not_connected(G):
+    import networkx as nx
+
+    if G.is_directed():
+        raise nx.NetworkXError("Found infinite path length because the digraph is not strongly connected")
+    raise nx.NetworkXError("Found infinite path length because the graph is not connected")
 
 
 @implements(cannot=_bounds_or_given)
 def diameter(G, e=None, usebounds=False, weight=None):
     """NetworkX's ``diameter``: the largest eccentricity."""
-    G = nx_graph(G)
-    if _bounds_or_given(dict(G=G, e=e, usebounds=usebounds)):
-        return fallback("diameter", G, e=e, usebounds=usebounds, weight=weight)
+    nxG = nx_graph(G)
+    if _bounds_or_given(dict(G=nxG, e=e, usebounds=usebounds)):
+        return fallback("diameter", nxG, e=e, usebounds=usebounds, weight=weight)
     return max(eccentricity(G, weight=weight).values())
 
 
 @implements(cannot=_bounds_or_given)
 def radius(G, e=None, usebounds=False, weight=None):
     """NetworkX's ``radius``: the smallest eccentricity."""
-    G = nx_graph(G)
-    if _bounds_or_given(dict(G=G, e=e, usebounds=usebounds)):
-        return fallback("radius", G, e=e, usebounds=usebounds, weight=weight)
+    nxG = nx_graph(G)
+    if _bounds_or_given(dict(G=nxG, e=e, usebounds=usebounds)):
+        return fallback("radius", nxG, e=e, usebounds=usebounds, weight=weight)
     return min(eccentricity(G, weight=weight).values())
 
 
 @implements(cannot=_bounds_or_given)
 def periphery(G, e=None, usebounds=False, weight=None):
     """NetworkX's ``periphery``: the nodes whose eccentricity is the diameter, in G's order."""
-    G = nx_graph(G)
-    if _bounds_or_given(dict(G=G, e=e, usebounds=usebounds)):
-        return fallback("periphery", G, e=e, usebounds=usebounds, weight=weight)
+    nxG = nx_graph(G)
+    if _bounds_or_given(dict(G=nxG, e=e, usebounds=usebounds)):
+        return fallback("periphery", nxG, e=e, usebounds=usebounds, weight=weight)
     e = eccentricity(G, weight=weight)
     diameter = max(e.values())
     return [v for v in e if e[v] == diameter]
@@ -113,9 +125,9 @@ def periphery(G, e=None, usebounds=False, weight=None):
 @implements(cannot=_bounds_or_given)
 def center(G, e=None, usebounds=False, weight=None):
     """NetworkX's ``center``: the nodes whose eccentricity is the radius, in G's order."""
-    G = nx_graph(G)
-    if _bounds_or_given(dict(G=G, e=e, usebounds=usebounds)) or _hop_tree(G, weight):
-        return fallback("center", G, e=e, usebounds=usebounds, weight=weight)
+    nxG = nx_graph(G)
+    if _bounds_or_given(dict(G=nxG, e=e, usebounds=usebounds)) or _hop_tree(nxG, weight):
+        return fallback("center", nxG, e=e, usebounds=usebounds, weight=weight)
     e = eccentricity(G, weight=weight)
     radius = min(e.values())
     return [v for v in e if e[v] == radius]
@@ -128,18 +140,20 @@ def barycenter(G, weight=None, attr=None, sp=None):
     that does not reach all others, where ``NetworkXNoPath`` is raised, as NetworkX does)."""
     import networkx as nx
 
-    G = nx_graph(G)
+    G, graph = nx_graph(G), G
     if sp is not None or (attr is None and _hop_tree(G, weight)):
         return fallback("barycenter", G, weight=weight, attr=attr, sp=sp)
     try:
-        edges, result = _lengths(G, weight)
+        edges, result = _lengths(graph, weight)
     except Fallback:
         return fallback("barycenter", G, weight=weight, attr=attr, sp=sp)
-    counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
+    with stage("reduce"):
+        counts, sums = metrics.reach_sums(result.dist, result.inf, axis=1)
+        counts, sums = to_host(counts), to_host(sums)
     n = len(edges.nodes)
-    incomplete = to_host(counts) < n
+    incomplete = counts < n
     first_bad = int(incomplete.argmax()) if incomplete.any() else n
-    values = python_values(to_host(sums), edges.integral)
+    values = python_values(sums, edges.integral)
     if attr is not None:
         for v, value in zip(edges.nodes[:first_bad], values):
             G.nodes[v][attr] = value

@@ -5,7 +5,12 @@ random graphs: ``sparse`` (m = 10 n edges) and ``dense`` (``percent`` of the pai
 ``DENSE_MAX_EDGES`` edges: the percent used is recorded).  For each of ``FUNCTIONS`` the
 whole NetworkX call ``nx.f(G, backend="floydwarp")`` is timed (median of ``repeats``, after a
 warm-up call that compiles the kernels), edge reading, solve, reduction and the dict it
-returns included.
+returns included.  The first call reads the graph's edges; NetworkX keeps the converted
+graph (``G.__networkx_cache__``) and later calls reuse what was read: ``floydwarp_first_s``
+is the first call, ``floydwarp_s`` the median over ``repeats`` calls, and ``stages_s`` /
+``stages_first_s`` split the last and the first call into the backend's stages
+(:mod:`floydwarp.nx_backend.stages`: convert, solve and its own ``solve.<stage>``, reduce,
+build; the rest of the call is NetworkX's dispatching).
 
 NetworkX's time: NetworkX runs one search per node, so each function is timed on
 ``SAMPLE`` nodes with NetworkX's own per-node call (``closeness_centrality(G, u=v)``,
@@ -42,6 +47,8 @@ COLUMNS = [
     Column("n", "n", lambda v: f"{v:,}", 7),
     Column("edges", "edges", lambda v: f"{v:,}", 10),
     Column("floydwarp", "floydwarp_s", seconds_cell, 10),
+    Column("kernels", lambda r: (r.get("stages_s") or {}).get("solve.compute"), seconds_cell, 10),
+    Column("1st call", "floydwarp_first_s", seconds_cell, 10),
     Column("NetworkX", "networkx_s", seconds_cell, 10),
     Column("measured", "networkx_measured", width=-16),
     Column("speedup", "speedup", ratio_cell, 9),
@@ -92,6 +99,20 @@ def _timed(call, repeats):
     return statistics.median(times), value
 
 
+def _staged(call, repeats):
+    """``(first call's seconds, median seconds, value, stages of the first call, of the last)``."""
+    from ...nx_backend.stages import recording
+
+    times, stages, value = [], [], None
+    for _ in range(max(1, repeats)):
+        with recording() as seconds:
+            t0 = time.perf_counter()
+            value = call()
+            times.append(time.perf_counter() - t0)
+        stages.append(seconds)
+    return times[0], statistics.median(times), value, stages[0], stages[-1]
+
+
 def run(config, *, command=None, on_record=None) -> dict:
     import networkx as nx
 
@@ -118,7 +139,8 @@ def run(config, *, command=None, on_record=None) -> dict:
                        "repeats": config.repeats, "graph_build_s": build_s,
                        "solver_backend": nx_graph_module.SOLVER_BACKEND, "status": "ok", "note": ""}
                 try:
-                    fw_s, got = _timed(lambda: func(G, backend="floydwarp"), config.repeats)
+                    first_s, fw_s, got, first_stages, stages = _staged(lambda: func(G, backend="floydwarp"),
+                                                                       config.repeats)
                 except Exception as exc:  # noqa: BLE001 -- recorded; the study goes on
                     rec.update(status="error", note=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
                     emit(rec)
@@ -129,7 +151,9 @@ def run(config, *, command=None, on_record=None) -> dict:
                     values.append(_per_node(name, G, v))
                     per_node.append(time.perf_counter() - t1)
                 predicted = statistics.fmean(per_node) * n
-                rec.update(floydwarp_s=fw_s, networkx_predicted_s=predicted, networkx_sample=len(sample))
+                rec.update(floydwarp_s=fw_s, floydwarp_first_s=first_s, stages_s=stages,
+                           stages_first_s=first_stages, networkx_predicted_s=predicted,
+                           networkx_sample=len(sample))
                 if name == "average_shortest_path_length":
                     equal = True        # checked against the whole NetworkX call below, when it runs
                 else:
