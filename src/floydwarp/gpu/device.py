@@ -15,11 +15,6 @@ from .layout import format_bytes
 
 NO_CUPY = "CuPy is not installed: pip install 'floydwarp[gpu]' (or use backend='cpu')"
 
-#: host buffers up to this many bytes (results, compacted edge lists) are pinned
-#: (page-locked) memory, which CuPy pools: copies go straight to or from them (d2h of 16 MB
-#: measured 0.36 ms)
-PINNED_MAX_BYTES = 64 << 20
-
 
 def find() -> str | None:
     """None when CuPy and a CUDA device are usable here, else why not (uncached)."""
@@ -116,20 +111,6 @@ def memory_message(needed: int, available: int, n: int, dtype, device_name: str,
             f"for its {what}, but only {available} bytes ({format_bytes(available)}) may be used on {device_name}; "
             f"algorithm='fast' without predecessors streams a larger matrix from host memory; otherwise use a "
             f"narrower dtype, fewer vertices, or backend='cpu'")
-
-
-def host_empty(shape, dtype):
-    """A host array for copies to or from the device: pinned where it is small enough
-    (``PINNED_MAX_BYTES``) and pinned memory is to be had, else pageable."""
-    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if 0 < nbytes <= PINNED_MAX_BYTES:
-        try:
-            import cupyx
-
-            return cupyx.empty_pinned(shape, dtype=dtype)
-        except Exception:  # no pinned memory to be had: pageable memory works too
-            pass
-    return np.empty(shape, dtype=dtype)
 
 
 # ---------------------------------------------------------------------- timing

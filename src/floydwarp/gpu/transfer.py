@@ -205,16 +205,14 @@ class HostMatrix:
     Writing to fresh pages costs a page fault each (the kernel zeroes them): for a 4.3 GB
     result that is most of a second, more than the copy itself.  A large matrix is allocated at
     once and background threads touch one byte of every page, so that the download later
-    writes to mapped memory; a small one is pinned memory (``device.host_empty``), which a
+    writes to mapped memory; a small one is pinned memory (CuPy pools it), which a
     single copy fills at the link's rate.  :meth:`result` waits and returns the array."""
 
     def __init__(self, shape, dtype):
-        from .device import host_empty
-
         nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
         self._pool, self._touched = None, []
         if nbytes <= DIRECT_BYTES:
-            self.array = host_empty(shape, dtype)
+            self.array = (_pinned(nbytes) if nbytes else np.empty(0, np.uint8)).view(dtype).reshape(shape)
             return
         self.array = np.empty(shape, dtype)
         flat = self.array.reshape(-1).view(np.uint8)
