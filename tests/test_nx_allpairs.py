@@ -317,3 +317,29 @@ def test_stages_say_where_a_call_spends_its_time():
     with recording() as seconds:
         dict(nx.all_pairs_shortest_path_length(G, backend="floydwarp"))
     assert seconds["build"] > 0 and "reduce" not in seconds
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_gpu_solver_gives_networkx_answers(kind, monkeypatch):
+    """On the GPU the solver's result stays there (``output="device"``): the measures reduce
+    it on the device and bring back n values, the n^2 answers copy it to the host."""
+    from floydwarp.nx_backend import graph
+
+    pytest.importorskip("cupy")
+    monkeypatch.setattr(graph, "SOLVER_BACKEND", "gpu")
+    weighted = ("average_shortest_path_length", "wiener_index", "eccentricity", "diameter", "radius", "center",
+                "periphery", "barycenter", "all_pairs_dijkstra_path_length", "all_pairs_bellman_ford_path_length",
+                "floyd_warshall")
+    for G in [random_graph(seed, kind) for seed in range(6)]:
+        both("closeness_centrality", G, distance="weight")
+        both("all_pairs_shortest_path_length", G)
+        for name in weighted:
+            both(name, G, weight="weight")
+            both(name, G, weight=None)
+        if not G.is_directed():
+            both("global_efficiency", G, exact=False)       # sums of 1/d in another order
+    big = nx.gnm_random_graph(400, 2400, seed=3, directed="di" in kind)      # the size auto solves on the GPU
+    for name in ("closeness_centrality", "wiener_index", "eccentricity", "all_pairs_shortest_path_length"):
+        both(name, big)
+    np.testing.assert_array_equal(nx.floyd_warshall_numpy(big, backend="floydwarp"), nx.floyd_warshall_numpy(big))
