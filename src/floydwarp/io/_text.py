@@ -187,19 +187,16 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
             continue
         values = None
         try:
-            with warnings.catch_warnings():
-                # NumPy 1 warns and returns the prefix it could read; NumPy 2 raises
-                warnings.simplefilter("error", DeprecationWarning)
-                values = np.fromstring(chunk, dtype=np.int64, sep=" ")
+            values = _numbers(chunk, np.int64)
             # the C parser saturates on overflow: re-read such chunks as floats
             if values.size and (values.max() == np.iinfo(np.int64).max or values.min() == np.iinfo(np.int64).min):
                 values = None
-        except (ValueError, DeprecationWarning):
+        except ValueError:
             values = None
         if values is None:
             integral = False
             try:
-                values = np.fromstring(chunk, dtype=np.float64, sep=" ")
+                values = _numbers(chunk, np.float64)
             except ValueError:
                 _locate_bad_token(chunk, lo, ncols)
                 raise FloydwarpError(f"{path}: could not parse lines {line_of(data, lo)}-{line_of(data, hi)}")
@@ -213,6 +210,17 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
     if not integral:
         parts = [p.astype(np.float64, copy=False) for p in parts]
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _numbers(chunk, dtype) -> np.ndarray:
+    """``np.fromstring(chunk, sep=" ")``, refusing (ValueError) a chunk it cannot read to its
+    end: NumPy 2 raises there, NumPy 1 only warns and returns the prefix it could read."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            return np.fromstring(chunk, dtype=dtype, sep=" ")
+        except DeprecationWarning as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _locate_bad_token(chunk: bytes, base: int, ncols: int):
