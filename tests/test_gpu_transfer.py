@@ -42,6 +42,17 @@ def test_a_host_result_through_staging_equals_the_cpu(tiny_chunks, n, dtype):
                 assert path_length(w, gpu.path(0, j)) == cpu.distance(0, j)
 
 
+@pytest.mark.parametrize("n", [1, 300, 1031])
+def test_a_dense_host_matrix_goes_up_through_staging(tiny_chunks, n):
+    w = fw.generate.erdos_renyi(n, 10, seed=n).to_matrix("float64", np.inf)
+    assert np.array_equal(fw.solve(w, backend="gpu", dtype="int32").dist,
+                          fw.solve(w, backend="cpu", dtype="int32").dist)
+    host = np.arange(n * (n + 3), dtype=np.int16).reshape(n, n + 3)
+    dev = cupy.zeros((n + 5, n + 40), dtype=cupy.int16)
+    tiny_chunks.to_device(host, dev)
+    assert np.array_equal(dev[:n, :n + 3].get(), host) and not dev[n:].any() and not dev[:, n + 3:].any()
+
+
 def test_columns_upload_converts_like_astype(tiny_chunks):
     rng = np.random.default_rng(1)
     host = rng.integers(-(2 ** 40), 2 ** 40, size=10_007)

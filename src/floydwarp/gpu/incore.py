@@ -5,7 +5,7 @@ A run (:func:`execute`):
 1. check that the padded matrices fit in free device memory (before allocating);
 2. build the start matrix in a pitched, padded device buffer (layout.py): an edge
    list is uploaded and scattered on the device (no n^2 host matrix); a dense host
-   matrix is copied row by row with ``cudaMemcpy2D``; a dense CuPy matrix stays on the
+   matrix goes up through pinned staging (transfer.to_device); a dense CuPy matrix stays on the
    device;
 3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
 4. hand back an n x n matrix: a CuPy array when the input was on the device (or
@@ -201,7 +201,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         elif dense is not None:
             m = np.ascontiguousarray(graph.to_matrix(dtype, inf))
             d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
-            rt.memcpy2D(d.data.ptr, lay.row_bytes, m.ctypes.data, n * isz, n * isz, n, rt.memcpyHostToDevice)
+            transfer.to_device(m, d)
             del m
         else:
             d = _edge_matrix(cp, graph, lay, dtype, inf)

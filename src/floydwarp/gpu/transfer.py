@@ -256,6 +256,18 @@ def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray
     return out
 
 
+def to_device(host: np.ndarray, a) -> None:
+    """Copy a C-contiguous host matrix into the leading rows and columns of a (pitched) CuPy matrix."""
+    region = Pitched.of(a, *host.shape)
+    if region.rows * region.row_bytes <= DIRECT_BYTES:
+        from cupy.cuda import runtime as rt
+
+        rt.memcpy2D(region.ptr, region.pitch, host.ctypes.data, region.row_bytes, region.row_bytes, region.rows,
+                    rt.memcpyHostToDevice)
+    else:
+        upload(region, ArraySink(host))
+
+
 def to_file(a, fd: int, offset: int) -> None:
     """Write a C-contiguous CuPy array's bytes at ``offset`` of the open file ``fd``, through
     the pinned staging buffers: no host copy of the whole array is made."""
