@@ -237,6 +237,10 @@ def _name_of(dtype) -> str | None:
         return None
 
 
+#: entries from which :func:`verify_uncapped` checks a host matrix band by band in threads
+BAND_CHECK_MIN = 1 << 22
+
+
 def verify_uncapped(dist, inf, max_weight) -> bool:
     """Exact post-run check for non-negative integer weights (see module docstring): no
     reachable distance lies within ``max_weight`` of INF.  A host matrix is checked in row
@@ -254,10 +258,6 @@ def verify_uncapped(dist, inf, max_weight) -> bool:
     step = -(-dist.shape[0] // (os.cpu_count() or 1))
     with ThreadPoolExecutor() as pool:
         return not any(pool.map(near_inf, (dist[r:r + step] for r in range(0, dist.shape[0], step))))
-
-
-#: entries from which :func:`verify_uncapped` checks a host matrix band by band in threads
-BAND_CHECK_MIN = 1 << 22
 
 
 def too_narrow(dtype, stats: WeightStats) -> DtypeError:
