@@ -66,11 +66,12 @@ def test_ctypes_and_name_expressions():
     assert modules.name_expression("fw_blocked_p3", np.dtype("int32"), 64, True, False) == \
         "fw_blocked_p3<int, 64, true, false>"
     assert modules.name_expression("ceil_addmin_s16x2") == "ceil_addmin_s16x2"
+    assert modules.ctype("uint8") == "unsigned char"          # batches store hop counts in it
     with pytest.raises(ValueError):
-        modules.ctype("uint8")
+        modules.ctype("uint16")
 
 
-@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "pipe.cu", "ceilings.cu"])
+@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "pipe.cu", "ceilings.cu", "checks.cu"])
 def test_sources_inline_their_headers(name):
     src = modules.source(name)
     assert '#include "' not in src
@@ -350,3 +351,31 @@ def test_fast_falls_back_where_shared_memory_is_short(monkeypatch):
         panel.minplus(c, c.copy(), c.copy(), panel.Arith(0))
     monkeypatch.setattr(device, "current", lambda: hopper)
     assert tiles.variant_fits("int32", None) is None and tiles.fast_variant("int32") == tiles.WIDE
+
+
+# ---------------------------------------------------------------------- transfers and stages
+@pytest.mark.parametrize("rows,row_bytes", [(1, 4096), (10, 6), (5000, 2 * 30001), (32768, 131072),
+                                            (70000, 4 * 70000), (3, 8191)])
+def test_pieces_cover_the_rows_and_start_on_pages(monkeypatch, rows, row_bytes):
+    from floydwarp.gpu import transfer
+
+    monkeypatch.setattr(transfer, "PIECE_BYTES", 1 << 20)
+    pieces = transfer._pieces(rows, row_bytes)
+    assert pieces[0][0] == 0 and pieces[-1][1] == rows
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert all(r0 * row_bytes % transfer.PAGE_BYTES == 0 for r0, _ in pieces)
+    # pieces are near PIECE_BYTES where a row allows it (at most one page-step of rows more)
+    step = transfer.PAGE_BYTES // np.gcd(row_bytes, transfer.PAGE_BYTES)
+    assert all((r1 - r0) <= max(step, (1 << 20) // row_bytes) for r0, r1 in pieces)
+
+
+def test_a_stage_gives_its_kernel_compiles_to_compile(monkeypatch):
+    clock = {"s": 1.0}
+    monkeypatch.setattr(modules, "compile_seconds", lambda: clock["s"])
+    timings = {}
+    before = modules.compile_seconds()
+    clock["s"] = 1.25                                # 0.25 s of compiling inside the stage
+    after = modules.record_stage(timings, "compute", 2.0, before)
+    assert after == 1.25 and timings == {"compute": 1.75, "compile": 0.25}
+    modules.record_stage(timings, "d2h", 0.5, after)  # nothing compiled: no change to "compile"
+    assert timings == {"compute": 1.75, "compile": 0.25, "d2h": 0.5}

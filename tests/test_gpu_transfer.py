@@ -88,3 +88,73 @@ def test_a_device_result_streams_into_npy_files(tiny_chunks, tmp_path, predecess
         assert np.array_equal(back.pred, host.pred)
     np.save(tmp_path / "plain.npy", host.dist)
     assert (tmp_path / "plain.npy").read_bytes() == (tmp_path / "r.npy").read_bytes()
+
+
+@pytest.mark.parametrize("shape,dtype", [((300, 517), "int32"), ((1031, 1031), "int16"), ((77, 3001), "float64")])
+@pytest.mark.parametrize("lock_first", [True, False])
+def test_a_page_locked_host_matrix_takes_the_dma_itself(tiny_chunks, monkeypatch, shape, dtype, lock_first):
+    """Pieces locked before the copy go by DMA, the rest through staging: same bytes either way."""
+    import time
+
+    monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    rows, cols = shape
+    a = cupy.arange((rows + 3) * (cols + 40), dtype=dtype).reshape(rows + 3, cols + 40)   # pitched
+    host = tiny_chunks.HostMatrix(shape, dtype, lock=True)
+    if lock_first:
+        time.sleep(0.5)                              # the mapping threads lock every piece
+    got = host.fill(a, rows, cols)
+    assert got is host.array and got.flags.c_contiguous and got.ctypes.data % tiny_chunks.PAGE_BYTES == 0
+    assert np.array_equal(got, a[:rows, :cols].get())
+    if lock_first:
+        assert all(host._wait())                                 # every piece went by DMA
+    # the pieces stay locked while the array lives, and are unlocked when it goes
+    from cupy.cuda import runtime as rt
+
+    view, ptr = got[:], got.ctypes.data
+    del got, host
+    import gc
+    gc.collect()
+    with pytest.raises(rt.CUDARuntimeError):                     # not registered any more
+        rt.hostUnregister(ptr)
+    assert np.array_equal(view, a[:rows, :cols].get())
+
+
+def test_a_result_comes_back_through_locked_pages(tiny_chunks, monkeypatch):
+    monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    g = fw.generate.erdos_renyi(700, 3, seed=7)
+    gpu = fw.solve(g, backend="gpu", dtype="int32", predecessors=True)
+    cpu = fw.solve(g, backend="cpu", dtype="int32", predecessors=True)
+    assert np.array_equal(gpu.dist, cpu.dist)
+    w = g.to_matrix("float64", np.inf)
+    for j in range(0, 700, 37):
+        if cpu.reachable(3, j):
+            assert path_length(w, gpu.path(3, j)) == cpu.distance(3, j)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64", "float32", "float64"])
+def test_any_in_range_on_the_device(dtype):
+    from floydwarp.gpu.checks import any_in_range
+
+    rng = np.random.default_rng(3)
+    for rows, cols in [(1, 1), (5, 300), (700, 33), (2, 70000)]:
+        h = rng.integers(0, 100, size=(rows, cols)).astype(dtype)
+        d = cupy.asarray(h)
+        for lo, hi in [(0, 1), (50, 60), (99, 100), (100, 120), (-5, 0)]:
+            if np.dtype(dtype).kind == "u" and lo < 0:
+                continue
+            assert any_in_range(d, lo, hi) == bool(((h >= lo) & (h < hi)).any())
+        assert any_in_range(d[:, ::2], 0, 200) and not any_in_range(d[:0], 0, 200)
+        big = cupy.full((rows + 2, cols + 64), 100, dtype=dtype)
+        big[:rows, :cols] = d
+        assert any_in_range(big[:rows, :cols], 100, 101) == bool((h == 100).any())   # pitched view
+
+
+def test_a_first_kernel_compile_is_its_own_stage(monkeypatch):
+    """A kernel fetched for the first time inside the compute is timed as "compile", not "compute"."""
+    from floydwarp.gpu import modules
+
+    monkeypatch.setattr(modules, "_KERNELS", {})            # every kernel is new to this process
+    r = fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), backend="gpu", dtype="int32")
+    assert r.timings["compile"] > 0
+    again = fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), backend="gpu", dtype="int32")
+    assert "compile" not in again.timings

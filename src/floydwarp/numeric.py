@@ -250,7 +250,11 @@ def verify_uncapped(dist, inf, max_weight) -> bool:
     def near_inf(band) -> bool:
         return bool(((band >= limit) & (band < inf)).any())
 
-    if array_module(dist) is not np or dist.ndim != 2 or dist.size < BAND_CHECK_MIN:
+    if array_module(dist) is not np:
+        from .gpu.checks import any_in_range
+
+        return not any_in_range(dist, limit, inf)
+    if dist.ndim != 2 or dist.size < BAND_CHECK_MIN:
         return not near_inf(dist)
     import os
     from concurrent.futures import ThreadPoolExecutor

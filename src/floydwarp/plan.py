@@ -27,6 +27,9 @@ class Plan:
     #: the graph's weight statistics (numeric.WeightStats), for engines that pick a
     #: narrower arithmetic where the weights allow it (gpu/predecessors/keyed.py)
     stats: Any = None
+    #: the dtype holds every shortest path only if no reachable distance comes within the
+    #: largest weight of INF, checked after the run (numeric.verify_uncapped)
+    verify_after: bool = False
 
     def report(self, done, total):
         if self.progress is not None:
@@ -46,6 +49,9 @@ class EngineOutput:
     negative_diagonal: bool | None = None
     #: likewise for MPI: whether the predecessors loop (see predecessors.has_loops)
     pred_loops: bool | None = None
+    #: the result of numeric.verify_uncapped when the engine ran it where the matrix is cheap
+    #: to read (on the device, before the copy back); None: solve() runs it
+    uncapped: bool | None = None
     #: engine facts worth keeping with the result (process grid, device name, ...)
     metadata: dict = field(default_factory=dict)
 

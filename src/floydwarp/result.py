@@ -40,7 +40,8 @@ class Result:
         Seconds per stage of :func:`floydwarp.solve`, in order: "prepare" (reading the
         input, weight statistics, dtype and backend choice), the engine's stages
         ("start": the start matrix; "compile": kernel compilation or cache load; "compute";
-        on a GPU "h2d", "setup", "d2h"; under MPI "comm", part of "compute", and "gather"),
+        on a GPU "h2d", "setup", "check" (the dtype check after the run), "d2h"; under MPI
+        "comm", part of "compute", and "gather"),
         and "finish" (unreachable entries, negative cycles, the result).
 
     Examples

@@ -66,7 +66,8 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
-                block_size=block_size, threads=threads, options=options, stats=stats)
+                block_size=block_size, threads=threads, options=options, stats=stats,
+                verify_after=choice.verify_after)
     prepared = time.perf_counter()
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
@@ -80,8 +81,11 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     dist = out.dist
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
     written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
-    if choice.verify_after and not written and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
-        raise numeric.too_narrow(choice.dtype, stats)
+    if plan.verify_after and not written:
+        uncapped = out.uncapped if out.uncapped is not None else numeric.verify_uncapped(dist, plan.inf,
+                                                                                          stats.max_weight)
+        if not uncapped:
+            raise numeric.too_narrow(choice.dtype, stats)
     timings = {"prepare": prepared - start, **out.timings, "finish": time.perf_counter() - ran}
     return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,
@@ -109,9 +113,14 @@ def _run(impl, graph, plan, stats):
     return out, negative
 
 
+def _diagonal(dist) -> np.ndarray:
+    """The diagonal on the host: n values, and no device reduction to compile (CuPy compiles
+    a reduction anew for some array sizes, seconds each on a machine without its cache)."""
+    return to_host(array_module(dist).diagonal(dist))
+
+
 def _has_negative_diagonal(dist) -> bool:
-    xp = array_module(dist)
-    return bool((xp.diagonal(dist) < 0).any())
+    return bool((_diagonal(dist) < 0).any())
 
 
 def _loops_possible(plan, stats) -> bool:
@@ -125,9 +134,7 @@ def _pred_loops(out) -> bool:
 
 
 def _negative_cycles(graph, dist) -> NegativeCycles:
-    xp = array_module(dist)
-    seeds = to_host(xp.flatnonzero(xp.diagonal(dist) < 0))
-    return NegativeCycles.from_graph(graph, seeds)
+    return NegativeCycles.from_graph(graph, np.flatnonzero(_diagonal(dist) < 0))
 
 
 def _merged_timings(first, second):
@@ -139,7 +146,8 @@ def _rerun_in_float64(impl, graph, plan, first):
     clamped values can leak into pairs the cycle does not touch (INF + -INF = 0).
     float64 keeps those pairs exact (inf + -inf is NaN, which never wins), so the
     distances are recomputed there and cast back."""
-    out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False))
+    out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False,
+                                              verify_after=False))
     dist = out.dist
     if dist is not None:
         dist = numeric.from_float64(dist, plan.dtype, plan.inf)

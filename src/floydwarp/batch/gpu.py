@@ -25,11 +25,10 @@ SMALL_MAX = LAUNCHES[-1][1]
 SMEM_BUDGET = 48 * 1024
 #: the kernels' arithmetic: int16 and int32 distances add in int (their sums fit)
 ARITH = {"int16": "int32", "int32": "int32", "int64": "int64", "float32": "float32", "float64": "float64"}
-_CTYPE = {"uint8": "unsigned char", **modules.CTYPES}
 
 
 def _kernel(arith, out, rows, pred, smem):
-    expr = f"fw_batch_small<{_CTYPE[arith]}, {_CTYPE[out]}, {rows}, {'true' if pred else 'false'}>"
+    expr = f"fw_batch_small<{modules.ctype(arith)}, {modules.ctype(out)}, {rows}, {'true' if pred else 'false'}>"
     return modules.kernel("batch.cu", expr, dynamic_smem=smem)
 
 

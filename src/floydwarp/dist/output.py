@@ -121,8 +121,8 @@ def finish_in_file(comm, graph, plan, path, compute, *, k_order: bool, metadata:
         numeric.normalize_unreachable(p.dist, plan.dtype, stats)
         if p.pred is not None:
             np.copyto(p.pred, NO_PREDECESSOR, where=p.dist >= plan.inf)
-    if not numeric.fits(plan.dtype, stats) and numeric.checkable_after_run(plan.dtype, stats):
-        # an explicit dtype only checkable after the run (solve()'s verify_after): check before writing
+    if plan.verify_after:
+        # an explicit dtype only checkable after the run: check before writing
         if not comm.allreduce(all(numeric.verify_uncapped(p.dist, plan.inf, stats.max_weight) for p in parts),
                               op=MPI.LAND):
             raise numeric.too_narrow(plan.dtype, stats)

@@ -12,8 +12,10 @@ A run (:func:`execute`):
    ``output="device"``), else a NumPy array (``output="host"`` forces it).
 
 Timings: "h2d" (building and uploading the start matrix), "setup" (padding and
-predecessor initialization on the device), "compute" (kernels only) and "d2h" (the
-copy back, or the unpadding copy on the device); with ``phases=True`` the stages of the
+predecessor initialization on the device), "compute" (kernels only), "check" (the dtype
+check of a run that needs one, on the device) and "d2h" (the copy back, or the unpadding
+copy on the device); kernels compiled during a stage count as "compile", not as that
+stage; with ``phases=True`` the stages of the
 blocked schedule ("phase1", "phase2", "phase3") and of the predecessor methods.
 
 Blocked algorithms whose rounds are plain kernel launches (the seed ``blocked`` kernels,
@@ -27,7 +29,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import checkpoint, schedule
+from .. import checkpoint, numeric, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
@@ -187,6 +189,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
 
     try:
         # ---- start matrix, padded and pitched
+        compiled = modules.compile_seconds()
         t0 = time.perf_counter()
         inf = plan.inf
         isz = dtype.itemsize
@@ -207,7 +210,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             d = _edge_matrix(cp, graph, lay, dtype, inf)
         cp.cuda.Device().synchronize()
         t1 = time.perf_counter()
-        timings["h2d"] = t1 - t0
+        compiled = modules.record_stage(timings, "h2d", t1 - t0, compiled)
 
         # ---- padding diagonal, predecessors
         if lay.N > n and dense is not None:
@@ -219,20 +222,33 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             seed_predecessors(cp, d, pr, n, inf)
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter()
-        timings["setup"] = t2 - t1
+        compiled = modules.record_stage(timings, "setup", t2 - t1, compiled)
 
         # ---- kernels, while threads prepare the host memory of the result
         hosts = None
         if not sizing.to_device:
-            hosts = [transfer.HostMatrix((n, n), dtype)] + ([transfer.HostMatrix((n, n), np.int32)] if plan.predecessors else [])
+            hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        compute(ctx)
-        end.record()
-        end.synchronize()
-        timings["compute"] = cp.cuda.get_elapsed_time(start, end) / 1000.0
+        try:
+            start.record()
+            compute(ctx)
+            end.record()
+            end.synchronize()
+        except BaseException:
+            for host in hosts or ():
+                host.result()                  # unlocks the pages it locked
+            raise
+        compiled = modules.record_stage(timings, "compute", cp.cuda.get_elapsed_time(start, end) / 1000.0, compiled)
         timings.update(ctx.phase.timings())
+
+        # ---- the dtype check a run may need (numeric.verify_uncapped): a millisecond here,
+        # a pass over the host copy otherwise (0.17 s for int16 at n = 32768 on 16 cores)
+        uncapped = None
+        if plan.verify_after:
+            t = time.perf_counter()
+            uncapped = numeric.verify_uncapped(d[:n, :n], plan.inf, plan.stats.max_weight)
+            compiled = modules.record_stage(timings, "check", time.perf_counter() - t, compiled)
 
         # ---- result
         t3 = time.perf_counter()
@@ -240,13 +256,14 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             dist = _unpad_on_device(cp, rt, d, lay, isz, dtype)
             pred = None if pr is None else _unpad_on_device(cp, rt, pr, lay, 4, np.dtype(np.int32), pred=True)
         else:
-            dist = transfer.to_host(d, n, n, out=hosts[0].result())
-            pred = None if pr is None else transfer.to_host(pr, n, n, out=hosts[1].result())
+            dist = hosts[0].fill(d, n, n)
+            pred = None if pr is None else hosts[1].fill(pr, n, n)
         cp.cuda.Device().synchronize()
-        timings["d2h"] = time.perf_counter() - t3
+        modules.record_stage(timings, "d2h", time.perf_counter() - t3, compiled)
         meta = {"device": device.current()["name"], "tile": lay.tile, "padded_n": lay.N, "row_bytes": lay.row_bytes,
                 **ctx.meta}
-        return EngineOutput(dist, pred, timings, pred_loops=False if ctx.loop_free else None, metadata=meta)
+        return EngineOutput(dist, pred, timings, pred_loops=False if ctx.loop_free else None, uncapped=uncapped,
+                            metadata=meta)
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise FloydwarpError(
             f"the GPU ran out of memory for n = {n} ({dtype.name}): {exc}; "

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
-#: C++ type of each distance dtype in the kernels.
+#: C++ type of each distance dtype in the kernels (and of uint8, which batches store hop counts in).
 CTYPES = {
+    "uint8": "unsigned char",
     "int16": "short",
     "int32": "int",
     "int64": "long long",
@@ -92,6 +95,26 @@ def module(filename: str, name_expressions: tuple, cooperative: bool = False):
 
 
 _KERNELS: dict = {}
+_COMPILE_CLOCK = threading.local()
+
+
+def compile_seconds() -> float:
+    """Seconds this thread has spent getting kernels it had not used before (NVRTC, or
+    CuPy's disk cache, and the module load): a clock that only goes forward.  An engine
+    subtracts what passed during a stage from that stage and reports it as "compile"."""
+    return getattr(_COMPILE_CLOCK, "seconds", 0.0)
+
+
+def record_stage(timings: dict, name: str, seconds: float, compiled_before: float) -> float:
+    """Record ``seconds`` of stage ``name`` less the kernels compiled during it (since the
+    clock read ``compiled_before``), which go to "compile": the device idles while they
+    compile, so a stage timed by CUDA events holds them too.  Returns the clock now."""
+    compiled = compile_seconds()
+    spent = compiled - compiled_before
+    timings[name] = max(seconds - spent, 0.0)
+    if spent:
+        timings["compile"] = timings.get("compile", 0.0) + spent
+    return compiled
 
 
 def kernel(filename: str, expr: str, group=None, *, cooperative: bool = False, dynamic_smem: int = 0):
@@ -101,7 +124,14 @@ def kernel(filename: str, expr: str, group=None, *, cooperative: bool = False, d
     key = (filename, expr, group, cooperative)
     k = _KERNELS.get(key)
     if k is None:
+        import cupy
+
+        # The device finishes what is queued first, so that it is idle while NVRTC runs:
+        # a stage timed by CUDA events then holds the compile exactly, to be taken out.
+        cupy.cuda.Device().synchronize()
+        t0 = time.perf_counter()
         k = module(filename, group, cooperative).get_function(expr)
+        _COMPILE_CLOCK.seconds = compile_seconds() + time.perf_counter() - t0
         _KERNELS[key] = k
     if dynamic_smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < dynamic_smem:
         k.max_dynamic_shared_size_bytes = int(dynamic_smem)

@@ -30,7 +30,7 @@ from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
 from ..registry import register
-from . import device, panel, tiles, traffic
+from . import device, modules, panel, tiles, traffic
 from .host import HostMatrix, pcie_bandwidth
 from .layout import format_bytes, round_up
 
@@ -154,9 +154,10 @@ def solve(graph, plan) -> EngineOutput:
         return EngineOutput(host.array, None, timings, metadata=meta)
     ckpt = checkpoint.from_plan(plan, graph, block=w, extra={"out_of_core": True})
     try:
+        compiled = modules.compile_seconds()
         t1 = time.perf_counter()
         schedule.run(Streamed(host, lay, plan), checkpointer=ckpt, report=plan.report)
-        timings["compute"] = time.perf_counter() - t1
+        modules.record_stage(timings, "compute", time.perf_counter() - t1, compiled)
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise FloydwarpError(f"the GPU ran out of memory in the out-of-core run (n = {n}, {w}-wide panels): "
                              f"{exc}; pass a smaller max_gpu_memory") from exc
