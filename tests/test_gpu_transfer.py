@@ -158,3 +158,22 @@ def test_a_first_kernel_compile_is_its_own_stage(monkeypatch):
     assert r.timings["compile"] > 0
     again = fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), backend="gpu", dtype="int32")
     assert "compile" not in again.timings
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+def test_a_device_matrix_is_read_band_by_band(monkeypatch, dtype):
+    """Statistics and the start matrix of a device graph come from bands of a few rows (the
+    temporaries of a matrix of half the device's memory must fit beside it): same as the host's."""
+    from floydwarp.graph import graph as graph_module
+
+    monkeypatch.setattr(graph_module, "DEVICE_BAND_ENTRIES", 3000)
+    rng = np.random.default_rng(5)
+    n = 211
+    w = rng.integers(-3, 20, size=(n, n)).astype(np.float64)
+    w[rng.random((n, n)) < 0.6] = np.inf
+    w[7, 7], w[100, 100] = -1, 4                     # a negative self-loop counts, a positive one does not
+    host, dev = fw.Graph.from_dense(w), fw.Graph.from_dense(cupy.asarray(w))
+    assert dev.weight_stats() == host.weight_stats() and dev.num_edges == host.num_edges
+    a = fw.solve(dev, backend="gpu", dtype=dtype, output="host")
+    b = fw.solve(host, backend="cpu", dtype=dtype)
+    assert np.array_equal(a.dist, b.dist) and np.array_equal(a.negative_cycles.vertices, b.negative_cycles.vertices)

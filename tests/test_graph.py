@@ -83,3 +83,14 @@ def test_weight_stats():
     s = Graph.from_edges([0, 1], [1, 0], [2.5, -1]).weight_stats()
     assert (s.min_weight, s.max_weight, s.integral) == (-1, 2.5, False)
     assert Graph.from_edges([], [], [], n=0).weight_stats().integral
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100])
+def test_device_bands_cover_the_rows_within_the_entry_budget(monkeypatch, n):
+    from floydwarp.graph import graph as graph_module
+
+    monkeypatch.setattr(graph_module, "DEVICE_BAND_ENTRIES", 250)
+    g = Graph.from_dense(np.zeros((n, n)))
+    bands = g.device_bands()
+    assert [r for lo, hi in bands for r in range(lo, hi)] == list(range(n))
+    assert all((hi - lo) * n <= max(250, n) for lo, hi in bands)

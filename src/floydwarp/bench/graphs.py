@@ -8,6 +8,8 @@ thousands practical on a GPU; records say which (``graph``).
 """
 from __future__ import annotations
 
+import numpy as np
+
 HOST = "erdos-renyi"
 DEVICE = "device-random"
 
@@ -70,22 +72,31 @@ def free_device_memory() -> None:
         pass
 
 
+def device_weight_dtype(weights=(1, 16), real: bool = False) -> np.dtype:
+    """The dtype of :func:`device_graph`'s matrix: the narrowest of int16 and int32 that holds
+    the weights (float32 for real weights), so that the graph leaves the device room."""
+    if real:
+        return np.dtype(np.float32)
+    return np.dtype(np.int16 if max(abs(int(w)) for w in weights) < 2 ** 15 else np.int32)
+
+
 def device_graph(n: int, percent: float = 25.0, seed: int = 0, weights=(1, 16), real: bool = False):
-    """A random graph built on the GPU: int32 weights in ``weights`` (float32 drawn
-    uniformly from ``[lo, hi)`` when ``real``), 0 = no edge."""
+    """A random graph built on the GPU: integer weights in ``weights`` (float32 drawn
+    uniformly from ``[lo, hi)`` when ``real``), 0 = no edge, as a matrix of
+    :func:`device_weight_dtype`."""
     import cupy as cp
 
     from ..graph import Graph
 
     rs = cp.random.RandomState(seed)
-    w = cp.empty((n, n), dtype=cp.float32 if real else cp.int32)
+    w = cp.empty((n, n), dtype=device_weight_dtype(weights, real))
     p = percent / 100.0
     for start in range(0, n, _DEVICE_ROWS):
         rows = min(_DEVICE_ROWS, n - start)
         if real:
             block = rs.uniform(weights[0], weights[1], size=(rows, n), dtype=cp.float32)
         else:
-            block = rs.randint(weights[0], weights[1] + 1, size=(rows, n), dtype=cp.int32)
+            block = rs.randint(weights[0], weights[1] + 1, size=(rows, n), dtype=w.dtype)
         block[rs.random_sample((rows, n), dtype=cp.float32) >= p] = 0
         w[start:start + rows] = block
         del block

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import checkpoint, numeric, schedule
 from ..errors import FloydwarpError
+from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
@@ -160,7 +161,7 @@ def size(graph, plan, tile: int) -> Sizing:
     if dense is None:
         staging = graph.num_edges * 24
     elif on_device:
-        staging = n * n * (8 + dtype.itemsize)    # to_matrix's temporaries on the device
+        staging = min(n * n, DEVICE_BAND_ENTRIES) * (10 + dtype.itemsize)   # one band's temporaries
     else:
         staging = 0
     if plan.predecessors:
@@ -194,13 +195,10 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         inf = plan.inf
         isz = dtype.itemsize
         if dense is not None and sizing.on_device:
-            m = graph.to_matrix(dtype, inf, xp=cp)
-            if lay.padded:
-                d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
-                rt.memcpy2D(d.data.ptr, lay.row_bytes, m.data.ptr, n * isz, n * isz, n, rt.memcpyDeviceToDevice)
-                del m
-            else:
-                d = m
+            # band by band: the conversion's temporaries stay small beside the two matrices
+            d = cp.full((lay.N, lay.pitch), inf, dtype=dtype) if lay.padded else cp.empty((n, n), dtype=dtype)
+            for lo, hi in graph.device_bands():
+                d[lo:hi, :n] = graph.matrix_rows(lo, hi, dtype, inf, xp=cp)
         elif dense is not None:
             m = np.ascontiguousarray(graph.to_matrix(dtype, inf))
             d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)

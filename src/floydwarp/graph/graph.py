@@ -179,11 +179,12 @@ class Graph:
             self.weight_stats()
         return self._num_edges
 
-    def missing_mask(self):
-        """A dense graph's "no edge" mask (NumPy or CuPy, like its matrix)."""
+    def missing_mask(self, lo: int = 0, hi: int | None = None):
+        """A dense graph's "no edge" mask (NumPy or CuPy, like its matrix), of rows lo..hi-1."""
         matrix, mask = self._dense
+        matrix = matrix[lo:hi]
         xp = array_module(matrix)
-        absent = xp.zeros(matrix.shape, dtype=bool) if mask is None else xp.array(mask, dtype=bool)
+        absent = xp.zeros(matrix.shape, dtype=bool) if mask is None else xp.array(mask[lo:hi], dtype=bool)
         if matrix.dtype.kind == "f":
             absent = absent | (matrix == xp.inf)
         if self._missing is not None:
@@ -237,19 +238,34 @@ class Graph:
         missing = self._missing
         return mask, matrix.dtype.type(0 if missing is None else missing), missing is not None
 
+    def device_bands(self):
+        """``(lo, hi)`` row bands of a device matrix whose temporaries (masks, casts: ~10 bytes
+        an entry) stay near DEVICE_BAND_ENTRIES entries, so that a matrix of half the
+        device's memory can still be read."""
+        step = max(1, DEVICE_BAND_ENTRIES // max(self.n, 1))
+        return [(lo, min(lo + step, self.n)) for lo in range(0, self.n, step)]
+
     def _device_stats(self):
         matrix, _ = self._dense
         xp = array_module(matrix)
-        missing = self.missing_mask()
-        _refuse_bad_weights(xp.where(missing, 0, matrix),
-                            lambda i: f"matrix entry [{i // matrix.shape[0]}, {i % matrix.shape[0]}]")
-        w = matrix[~missing]
-        dropped = int(((~xp.diagonal(missing)) & (xp.diagonal(matrix) >= 0)).sum())   # self-loops
-        if w.size == 0:
-            return WeightStats(self.n, 0, 0, True), 0
-        integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
+        n = self.n
+        low = high = None
+        integral, edges = True, 0
+        for lo, hi in self.device_bands():
+            band, missing = matrix[lo:hi], self.missing_mask(lo, hi)
+            _refuse_bad_weights(xp.where(missing, 0, band), lambda i, lo=lo: f"matrix entry [{lo + i // n}, {i % n}]")
+            w = band[~missing]
+            rows = xp.arange(hi - lo)
+            diagonal = band[rows, rows + lo]
+            edges += int(w.size) - int(((~missing[rows, rows + lo]) & (diagonal >= 0)).sum())   # less self-loops
+            if w.size:
+                integral = integral and (w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w))))
+                low = w.min() if low is None else xp.minimum(low, w.min())
+                high = w.max() if high is None else xp.maximum(high, w.max())
+        if low is None:
+            return WeightStats(n, 0, 0, True), 0
         conv = int if integral else float
-        return WeightStats(self.n, conv(w.min()), conv(w.max()), integral), int(w.size) - dropped
+        return WeightStats(n, conv(low), conv(high), integral), edges
 
     def to_matrix(self, dtype, inf=None, xp=None):
         """The initial Floyd-Warshall matrix: weights, INF for no edge, 0 (or a negative self-loop) on the diagonal."""
@@ -272,7 +288,7 @@ class Graph:
             matrix = self._dense[0]
             mxp = array_module(matrix)
             xp = mxp if xp is None else xp
-            band, gone = matrix[lo:hi], self.missing_mask()[lo:hi]
+            band, gone = matrix[lo:hi], self.missing_mask(lo, hi)
             # weights the dtype choice has checked; cast before inserting INF (a float64 round trip
             # would round int64's INF up past the overflow-safe value)
             out = xp.asarray(cast_distances(band, None, dtype, inf, unreachable=gone))
@@ -327,6 +343,8 @@ class Graph:
 
 
 # ---------------------------------------------------------------------- helpers
+#: entries of a device matrix read at a time (Graph.device_bands)
+DEVICE_BAND_ENTRIES = 1 << 27
 #: the Numba passes' "no mask"
 _NO_MASK = np.zeros((0, 0), np.bool_)
 #: their "no predecessors"

@@ -62,8 +62,11 @@ def bytes_per_entry(backend, dtype, pool, *, percent=25.0, graph_on="host", pred
     edges = 24.0 * percent / 100.0                     # int64 src, dst, weight per edge
     if pool == "gpu":
         if graph_on == "device":
-            return 4 + 1 + 2 * isz + pred + 4, ("int32 input + mask + padded matrix + unpadded result "
-                                                "(+ predecessors) + temporaries")
+            from ..graphs import device_weight_dtype
+
+            wsz = device_weight_dtype().itemsize
+            return wsz + 2 * isz + pred, (f"int{8 * wsz} input + padded matrix + unpadded result "
+                                          "(+ predecessors)")
         return isz + pred + edges, "padded matrix (+ predecessors) + uploaded edge list"
     if backend == "gpu":
         if graph_on == "device":
