@@ -301,6 +301,62 @@ def test_a_failing_worker_ends_the_run_naming_it(how, message):
     assert time.monotonic() - t0 < 30
 
 
+def _pid(control, rank):
+    return os.getpid()
+
+
+def test_workers_are_kept_for_later_runs_and_replaced_after_a_failure():
+    from floydwarp.dist import launch
+
+    first = run_workers(_pid, (), 2, timeout=60)
+    assert launch.started(2) and run_workers(_pid, (), 2, timeout=60) == first      # the same processes
+    with pytest.raises(WorkerFailed):
+        run_workers(_fail, ("raise",), 2, timeout=3)
+    assert not launch.started(2)
+    again = run_workers(_pid, (), 2, timeout=60)                                      # a new pool
+    assert not set(again) & set(first)
+    launch.close_pools()
+    assert not launch.started(2)
+
+
+@pytest.mark.parametrize("n, dtype", [(300, "int16"), (70_000, "float64"), (5, "int32")])
+def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path, n, dtype):
+    from floydwarp.dist import multigpu
+
+    monkeypatch.setattr(multigpu, "BAND_EDGES", 7)                # many copy tasks
+    rng = np.random.default_rng(n)
+    m = 50
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = np.unique(src * n + dst, return_index=True)[1]
+    g = fw.Graph.from_edges(src[keep], dst[keep], rng.integers(-9, 99, m)[keep], n=n)
+    shared = multigpu.SharedEdges(g, dtype, workdir=tmp_path)
+    try:
+        got = multigpu.SharedEdges.blocks(shared.spec)
+        idx = np.uint16 if n <= 65536 else np.int32
+        want = g.edges()
+        assert got.n == n and [a.dtype for a in got.edges] == [np.dtype(idx), np.dtype(idx), np.dtype(dtype)]
+        for a, b in zip(got.edges, want):
+            assert np.array_equal(a, b.astype(a.dtype))
+    finally:
+        shared.release()
+    assert not Path(shared.path).exists()
+
+
+def test_a_block_of_a_shared_matrix_takes_row_chunks():
+    from floydwarp.gpu.transfer import ArraySink
+
+    full = np.zeros((6, 10), np.int32)
+    sink = ArraySink(full[1:5, 3:7])                               # a process's block: strided rows
+    chunk = np.arange(8, dtype=np.int32)
+    sink.write(2 * 16, chunk.view(np.uint8))                       # rows 2..3 of the block
+    assert np.array_equal(full[3:5, 3:7], chunk.reshape(2, 4)) and full.sum() == chunk.sum()
+    back = np.empty(8, np.int32)
+    sink.read(2 * 16, back.view(np.uint8))
+    assert np.array_equal(back, chunk)
+    with pytest.raises(ValueError):
+        ArraySink(full[:, ::2])
+
+
 def test_worker_without_launcher_times_out():
     import multiprocessing as mp
 
@@ -419,6 +475,44 @@ def test_two_gpus_match_cpu(algorithm, n, kind, dtype, bs):
     r = fw.solve(graph(n, kind), backend="multigpu", algorithm=algorithm, gpus=2, dtype=dtype,
                  block_size=bs if algorithm != "gpu-rows" else None)
     check(r, n, kind)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2)])
+@pytest.mark.parametrize("dtype", ["int16", "float64"])
+def test_blocks_from_edges_equal_blocks_from_rows(shape, dtype):
+    """Each process's block built on the device from the edge list is the start matrix's
+    block (built here on one GPU for every grid position)."""
+    from floydwarp.dist import blocks
+    from floydwarp.dist.grid import ProcessGrid
+    from floydwarp.dist.partition import BlockPartition
+
+    g = graph(333, "neg")
+    dt = np.dtype(dtype)
+    inf = numeric.inf_of(dt)
+    part = BlockPartition(g.n, 64, *shape)
+    start = g.to_matrix(dt, inf)
+    for rank in range(shape[0] * shape[1]):
+        grid = ProcessGrid(shape[0], shape[1], rank)
+        got = blocks.EdgeBlocks(g.edges(), g.n).block(part, grid, dt, inf).get()
+        r0, r1, c0, c1 = blocks.real_extent(part, grid)
+        assert np.array_equal(got[:r1 - r0, :c1 - c0], start[r0:r1, c0:c1])
+        rows, cols = np.indices(got.shape)
+        padding = (rows + r0 >= g.n) | (cols + c0 >= g.n)
+        assert np.all(got[padding] == np.where(rows + r0 == cols + c0, 0, inf)[padding])
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_a_dense_graph_and_a_second_run_on_the_same_workers():
+    g = graph(301, "neg")
+    first = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64)
+    dense = fw.solve(fw.Graph.from_dense(g.to_matrix("float64", np.inf)), backend="multigpu", gpus=2,
+                     dtype="int32", block_size=64)
+    assert "start" not in dense.timings and "share" in dense.timings          # the workers were ready
+    np.testing.assert_array_equal(first.dist, dense.dist)
+    check(dense, 301, "neg")
 
 
 @pytest.mark.gpu

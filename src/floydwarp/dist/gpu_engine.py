@@ -39,6 +39,7 @@ from ..errors import FloydwarpError
 from ..gpu.panel import Arith
 from ..plan import EngineOutput
 from ..registry import register
+from . import blocks
 from . import mpi as mpi_util
 from . import nccl
 from .control import Control, MpiControl
@@ -50,8 +51,6 @@ from .partition import UNIT, BlockPartition, choose_grid, union_skip
 DEFAULT_WIDTH = 512
 #: ``gpu-rows``: seed 002 broadcasts row k; we broadcast one 64-row panel at a time
 ROWS_WIDTH = UNIT
-#: rows per host <-> device copy when loading and gathering blocks
-BAND_BYTES = 256 << 20
 #: the dtypes of the multi-GPU algorithms
 GPU_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 
@@ -242,58 +241,10 @@ def check_plan(plan):
                              "core), cpu/blocked and mpi/blocked-2d do")
 
 
-def upload_block(read_rows, part: BlockPartition, grid: ProcessGrid, dtype, inf):
-    """This process's block on its GPU: real entries from ``read_rows(lo, hi, c0, c1)``
-    (a host array of rows lo..hi-1, columns c0..c1-1 of the start matrix), INF padding."""
-    import cupy as cp
-
-    r0, nr = part.row_extent(grid.my_row)
-    c0, nc = part.col_extent(grid.my_col)
-    L = cp.full((nr, nc), dtype.type(inf), dtype)
-    real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
-    if real_r1 <= r0 or real_c1 <= c0:
-        return L
-    band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))
-    for lo in range(r0, real_r1, band):
-        hi = min(real_r1, lo + band)
-        rows = read_rows(lo, hi, c0, real_c1)                   # host or device rows
-        if isinstance(rows, np.ndarray):
-            rows = np.ascontiguousarray(rows)
-        L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(rows)
-    return L
-
-
-def download_bands(L, part: BlockPartition, grid: ProcessGrid):
-    """The real entries of this process's block as host bands: yields (row, col, array)."""
-    r0, nr = part.row_extent(grid.my_row)
-    c0, nc = part.col_extent(grid.my_col)
-    real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
-    if real_r1 <= r0 or real_c1 <= c0:
-        return
-    band = max(1, BAND_BYTES // max(1, (real_c1 - c0) * L.itemsize))
-    for lo in range(r0, real_r1, band):
-        hi = min(real_r1, lo + band)
-        yield lo, c0, L[lo - r0:hi - r0, :real_c1 - c0].get()
-
-
-def negative_on_diagonal(L, part: BlockPartition, grid: ProcessGrid) -> bool:
-    """Whether a real diagonal entry inside this block went negative."""
-    r0, nr = part.row_extent(grid.my_row)
-    c0, nc = part.col_extent(grid.my_col)
-    lo, hi = max(r0, c0), min(r0 + nr, c0 + nc, part.n)
-    if hi <= lo:
-        return False
-    import cupy as cp
-
-    return bool((cp.diagonal(L[lo - r0:hi - r0, lo - c0:hi - c0]) < 0).any())
-
-
-def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, grid_shape=None):
-    """The whole run of one process: its block built and uploaded, the rounds, and
-    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative).
-
-    ``read_rows(lo, hi, c0, c1)`` gives host rows of the start matrix (the MPI form
-    builds them from the graph, the launcher's workers read a shared file)."""
+def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None):
+    """The whole run of one process: its block built on its GPU by ``source.block``
+    (:mod:`floydwarp.dist.blocks`: from an edge list or host rows), the rounds, and
+    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative)."""
     import cupy as cp
 
     timings = {}
@@ -303,8 +254,8 @@ def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, g
     part = BlockPartition(plan.n, width, rows, cols)
     dev = cp.cuda.Device(device_id)
     dev.use()
-    L = upload_block(read_rows, part, grid, np.dtype(plan.dtype), plan.inf)
-    comms = nccl.GridComms(control, grid)
+    L = source.block(part, grid, np.dtype(plan.dtype), plan.inf)
+    comms = nccl.grid_comms(control, grid)
     try:
         engine = Gpu2D(part, grid, L, plan, comms, reserve_sms=int(plan.options.get("reserve_sms", 0)))
         warm_up(plan)
@@ -317,11 +268,12 @@ def run_rank(control: Control, plan, read_rows, device_id: int, *, width: int, g
         dev.synchronize()
         compute = time.perf_counter() - t1
         comm = engine.comm_seconds()
-    finally:
-        comms.close()
+    except BaseException:
+        nccl.drop_comms(grid)            # a run that broke off leaves its communicators unusable
+        raise
     timings["compute"] = control.allreduce(compute, "max")
     timings["comm"] = control.allreduce(comm, "max")
-    negative = control.allreduce(negative_on_diagonal(L, part, grid), "or")
+    negative = control.allreduce(blocks.negative_on_diagonal(L, part, grid), "or")
     meta = {"processes": control.size, "grid": [rows, cols], "panel_width": width, "rounds": part.panels,
             "lookahead": bool(plan.options.get("lookahead", True))}
     return L, part, grid, timings, negative, meta
@@ -368,10 +320,8 @@ def _mpi_gpu(graph, plan, width, grid_shape):
     target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
 
     def run(p):
-        def read_rows(lo, hi, c0, c1):
-            return graph.matrix_rows(lo, hi, p.dtype, p.inf)[:, c0:c1]
-
-        return run_rank(control, p, read_rows, device, width=width, grid_shape=grid_shape)
+        return run_rank(control, p, blocks.of_graph(graph, p.dtype, p.inf), device, width=width,
+                        grid_shape=grid_shape)
 
     if target is not None:
         meta = {"processes": comm.Get_size(), "grid": list(choose_grid(comm.Get_size(), grid_shape)),
@@ -381,7 +331,7 @@ def _mpi_gpu(graph, plan, width, grid_shape):
             with mpi_util.abort_on_error(comm):
                 L, part, grid, timings, _, _ = run(p)
                 parts = [output.Part(lo, lo + band.shape[0], c0, c0 + band.shape[1], band)
-                         for lo, c0, band in download_bands(L, part, grid)]
+                         for lo, c0, band in blocks.download_bands(L, part, grid)]
                 return parts, timings
 
         return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
@@ -398,13 +348,13 @@ def gather_to_root(comm, L, part, grid, dtype, root=0):
     ``output.choose_target`` decided beforehand that it fits."""
     n = part.n
     if comm.Get_rank() != root:
-        for lo, c0, band in download_bands(L, part, grid):
+        for lo, c0, band in blocks.download_bands(L, part, grid):
             comm.send((lo, c0, band.shape), dest=root, tag=11)
             comm.Send(band, dest=root, tag=12)
         comm.send(None, dest=root, tag=11)
         return None
     full = np.empty((n, n), dtype)
-    for lo, c0, band in download_bands(L, part, grid):
+    for lo, c0, band in blocks.download_bands(L, part, grid):
         full[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
     for rank in range(comm.Get_size()):
         if rank == root:

@@ -1,23 +1,28 @@
-"""Start one worker process per GPU without an MPI launcher, and end the whole run on any failure.
+"""One worker process per GPU without an MPI launcher, kept for later runs, and the end of
+the whole run on any failure.
 
-``run_workers(target, args, workers)`` spawns ``workers`` processes (the ``spawn``
-start method: no CUDA state is inherited) and calls ``target(control, rank, *args)`` in
-each, where ``control`` is a :class:`floydwarp.dist.control.PipeControl`.  The launcher
-(this process) is the hub of the control plane: it answers every collective once all
-workers asked for it, and it watches them.
+``run_workers(target, args, workers)`` calls ``target(control, rank, *args)`` in each of
+``workers`` worker processes, where ``control`` is a
+:class:`floydwarp.dist.control.PipeControl`, and returns their results by rank.  The
+workers are started once per process (the ``spawn`` start method: no CUDA state is
+inherited) and wait for the next run when one is done (:class:`WorkerPool`): Python's and
+CuPy's start-up, CUDA contexts and NCCL communicators (:func:`floydwarp.dist.nccl.grid_comms`)
+are paid by the first run only.  The launcher (this process) is the hub of the control
+plane: it answers every collective once all workers asked for it, and it watches them.
 
 A run never hangs:
 
 * a worker that raises sends its error and exits; a worker that dies (signal, crash,
   ``os._exit``) is seen through its process sentinel; either way the launcher stops
-  every other worker (SIGTERM, then SIGKILL) and raises :class:`WorkerFailed` naming the
-  worker;
+  every other worker (SIGTERM, then SIGKILL), forgets the pool (the next run starts a
+  new one) and raises :class:`WorkerFailed` naming the worker;
 * a collective that some worker has not reached ``timeout`` seconds after the first
   one did fails the run, naming the missing workers;
 * a worker whose launcher is gone gets no answer (its pipe breaks) and exits.
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
 import os
 import time
@@ -47,23 +52,33 @@ class WorkerFailed(FloydwarpError):
         self.rank = rank
 
 
-def _worker_main(conn, rank, size, timeout, target, args):
-    """Body of a worker process: run ``target`` and report its result or its error."""
+def _worker_main(conn, rank, size):
+    """Body of a worker process: run each job the launcher sends (``("job", target, args,
+    timeout)``) and report its result, until told to quit or the launcher is gone."""
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
-    control = PipeControl(conn, rank, size, timeout)
-    try:
-        result = target(control, rank, *args)
-    except BaseException as exc:  # noqa: BLE001 - every failure is reported to the launcher
-        text = f"{type(exc).__name__}: {exc}"
+    while True:
         try:
-            conn.send(("error", text, traceback.format_exc()))
-        except (OSError, EOFError):
-            pass
-        conn.close()
-        os._exit(1)          # skip atexit handlers (CUDA/NCCL teardown may block on a dead peer)
-    conn.send(("done", result))
+            message = conn.recv()
+        except (EOFError, OSError):
+            break                           # the launcher is gone
+        if message[0] != "job":
+            break                           # "quit"
+        _, target, args, timeout = message
+        control = PipeControl(conn, rank, size, timeout)
+        try:
+            result = target(control, rank, *args)
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported to the launcher
+            text = f"{type(exc).__name__}: {exc}"
+            try:
+                conn.send(("error", text, traceback.format_exc()))
+            except (OSError, EOFError):
+                pass
+            conn.close()
+            os._exit(1)          # skip atexit handlers (CUDA/NCCL teardown may block on a dead peer)
+        conn.send(("done", result))
     conn.close()
+    os._exit(0)                  # nothing to tear down: the process ends with its peers
 
 
 class _Hub:
@@ -147,6 +162,7 @@ class _Hub:
                       f"{self.timeout:g} s of the others", missing[0])
 
     def serve(self):
+        self.results, self.pending, self.first_arrival = {}, {}, None
         while len(self.results) < self.size:
             live = [self.conns[r] for r in range(self.size) if r not in self.results]
             sentinels = [p.sentinel for r, p in enumerate(self.procs) if r not in self.results]
@@ -156,37 +172,99 @@ class _Hub:
                     self.receive(rank)
             self.check_dead()
             self.check_stalled()
-        for p in self.procs:
-            p.join(STOP_GRACE)
         return [self.results[r] for r in range(self.size)]
 
 
+class WorkerPool:
+    """``workers`` worker processes, started once; :meth:`run` gives each a job."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise FloydwarpError(f"need at least one worker, got {workers}")
+        ctx = mp.get_context("spawn")
+        for key, value in WORKER_ENV.items():
+            os.environ.setdefault(key, value)      # spawned children copy this environment
+        procs, conns = [], []
+        self.hub = _Hub(procs, conns, DEFAULT_TIMEOUT)
+        try:
+            for rank in range(workers):
+                here, there = ctx.Pipe(duplex=True)
+                p = ctx.Process(target=_worker_main, args=(there, rank, workers), name=f"floydwarp-worker-{rank}",
+                                daemon=True)
+                p.start()
+                there.close()
+                procs.append(p)
+                conns.append(here)
+        except BaseException:
+            self.hub.stop()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return all(p.is_alive() for p in self.hub.procs)
+
+    def run(self, target, args=(), timeout: float = DEFAULT_TIMEOUT):
+        """``target(control, rank, *args)`` on every worker; their results by rank.  On any
+        failure the workers are stopped (this pool is done) and :class:`WorkerFailed` raised."""
+        self.hub.timeout = float(timeout)
+        try:
+            # a worker waits longer than the launcher does: the launcher names the straggler first
+            for conn in self.hub.conns:
+                conn.send(("job", target, args, float(timeout) + WORKER_EXTRA_WAIT))
+            return self.hub.serve()
+        except BaseException:
+            self.close()          # a failure, Ctrl-C or a launcher bug: no worker outlives the run
+            raise
+
+    def close(self):
+        """Let the workers quit (a pool that failed is already stopped), stopping stragglers."""
+        for conn in self.hub.conns:
+            try:
+                conn.send(("quit",))
+            except (OSError, EOFError, ValueError):
+                pass
+        deadline = time.monotonic() + STOP_GRACE
+        for p in self.hub.procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+        self.hub.stop()
+
+
+#: the pools of this process by worker count: kept between runs, stopped at exit
+_POOLS: dict[int, WorkerPool] = {}
+
+
+def pool(workers: int) -> WorkerPool:
+    """This process's pool of ``workers`` workers, started on first use (or again after a failure)."""
+    p = _POOLS.get(workers)
+    if p is None or not p.alive:
+        p = _POOLS[workers] = WorkerPool(workers)
+    return p
+
+
+def started(workers: int) -> bool:
+    """Whether this process has a live pool of ``workers`` workers (a run finds them ready)."""
+    p = _POOLS.get(workers)
+    return p is not None and p.alive
+
+
+def close_pools() -> None:
+    while _POOLS:
+        _POOLS.popitem()[1].close()
+
+
+atexit.register(close_pools)
+
+
 def run_workers(target, args=(), workers: int = 1, *, timeout: float = DEFAULT_TIMEOUT):
-    """Run ``target(control, rank, *args)`` in ``workers`` spawned processes; the list of
-    their return values by rank.  ``target`` and ``args`` must be picklable (a
-    module-level function).  Raises :class:`WorkerFailed` naming the worker that failed."""
+    """Run ``target(control, rank, *args)`` in the ``workers`` worker processes of this
+    process's pool; the list of their return values by rank.  ``target`` and ``args`` must
+    be picklable (a module-level function).  Raises :class:`WorkerFailed` naming the worker
+    that failed."""
     if workers < 1:
         raise FloydwarpError(f"need at least one worker, got {workers}")
-    ctx = mp.get_context("spawn")
-    for key, value in WORKER_ENV.items():
-        os.environ.setdefault(key, value)      # spawned children copy this environment
-    procs, conns = [], []
-    hub = _Hub(procs, conns, float(timeout))
+    p = pool(workers)
     try:
-        for rank in range(workers):
-            here, there = ctx.Pipe(duplex=True)
-            # a worker waits longer than the launcher does: the launcher names the straggler first
-            p = ctx.Process(target=_worker_main, args=(there, rank, workers, float(timeout) + WORKER_EXTRA_WAIT,
-                                                       target, args),
-                            name=f"floydwarp-worker-{rank}", daemon=True)
-            p.start()
-            there.close()
-            procs.append(p)
-            conns.append(here)
-        return hub.serve()
-    except WorkerFailed:
-        raise
+        return p.run(target, args, timeout)
     except BaseException:
-        hub.stop()             # Ctrl-C or a launcher bug: no worker outlives the launcher
+        _POOLS.pop(workers, None)
         raise
-

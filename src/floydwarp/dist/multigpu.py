@@ -3,10 +3,13 @@
 ``floydwarp solve --gpus N`` and ``floydwarp.solve(g, backend="multigpu", gpus=N)`` run
 the multi-GPU engine of :mod:`floydwarp.dist.gpu_engine` in N worker processes that
 floydwarp starts itself (:mod:`floydwarp.dist.launch`), one per GPU, with NCCL between
-the GPUs and a pipe-based control plane.  The start matrix and the result live in one
-file-backed shared mapping (``/dev/shm`` when it has room, else the temporary folder or
-``workdir=``): the launcher writes the start matrix, each worker reads its block and
-writes its part of the result back, so no matrix is ever pickled.
+the GPUs and a pipe-based control plane.  The workers and their NCCL communicators are
+started by the first run of a process and kept for the later ones.  Data go through
+shared files (``/dev/shm`` when it has room, else the temporary folder or ``workdir=``),
+never pickled: an edge list in its compact bus types, from which each worker builds its
+block on its GPU (:mod:`floydwarp.dist.blocks`), and the n x n result, into which each
+worker writes its block through pinned staging (a dense graph's start matrix goes
+there first, and the workers read their blocks from it).
 
 Algorithms: ``gpu-2d`` (default: 2D blocks, wide panels, lookahead) and ``gpu-rows``
 (seed 002's 1D rows, a 64-row panel per round), both distances only; ``rows-p2p``
@@ -22,12 +25,13 @@ import dataclasses
 import os
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..plan import EngineOutput
 from ..registry import register, register_backend
-from . import gpu_engine, nccl
+from . import blocks, gpu_engine, launch, nccl
 from .control import Control
 from .launch import DEFAULT_TIMEOUT, run_workers
 from .partition import choose_grid
@@ -44,7 +48,7 @@ register_backend("multigpu", "Several GPUs of one node: one worker process per G
 
 
 def shared_folder(nbytes: int, workdir=None) -> str:
-    """Where the shared matrix file goes: ``workdir``, else /dev/shm with room, else the temp folder."""
+    """Where a shared file goes: ``workdir``, else /dev/shm with room, else the temp folder."""
     if workdir is not None:
         return str(workdir)
     shm = "/dev/shm"
@@ -58,7 +62,9 @@ def shared_folder(nbytes: int, workdir=None) -> str:
 
 
 class SharedMatrix:
-    """The n x n matrix as a ``.npy`` file mapped by the launcher and every worker."""
+    """The n x n matrix as a ``.npy`` file mapped by the launcher and every worker: the
+    result, which every worker writes its block into (and, for a dense graph, the start
+    matrix the workers read their blocks from first)."""
 
     def __init__(self, n: int, dtype, workdir=None):
         dtype = np.dtype(dtype)
@@ -67,7 +73,7 @@ class SharedMatrix:
         os.close(fd)
         self.array = np.lib.format.open_memmap(self.path, mode="w+", dtype=dtype, shape=(n, n))
 
-    def fill_from(self, graph, dtype, inf, band_bytes=gpu_engine.BAND_BYTES):
+    def fill_from(self, graph, dtype, inf, band_bytes=blocks.BAND_BYTES):
         n = self.array.shape[0]
         band = max(1, band_bytes // max(1, n * np.dtype(dtype).itemsize))
         for lo in range(0, n, band):
@@ -83,17 +89,81 @@ class SharedMatrix:
             pass
 
 
-def worker_run(control: Control, rank: int, plan, path: str, width: int, grid_shape):
-    """One worker: its block from the shared file, the rounds on GPU ``rank``, its part
-    of the result back into the file.  Returns timings and facts (small)."""
-    matrix = np.load(path, mmap_mode="r+")
-    L, part, grid, timings, negative, meta = gpu_engine.run_rank(
-        control, plan, lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1], rank, width=width, grid_shape=grid_shape)
+class SharedEdges:
+    """An edge list in one shared file, in the types it crosses the bus in (uint16 or int32
+    ids, weights in the distance dtype; gpu/start.py), written by the launcher's threads:
+    the workers map it and upload it as it is.  ``spec`` (small, picklable) finds it again."""
+
+    def __init__(self, graph, dtype, workdir=None):
+        from ..gpu import start
+
+        src, dst, w = graph.edges()
+        idx, dtype = start.index_dtype(graph.n), np.dtype(dtype)
+        m = len(src)
+        columns = [(src, idx), (dst, idx), (w, dtype)]
+        offsets = np.cumsum([0] + [-(-m * t.itemsize // 64) * 64 for _, t in columns])
+        fd, self.path = tempfile.mkstemp(prefix="floydwarp-edges-", dir=shared_folder(int(offsets[-1]), workdir))
+        os.close(fd)
+        self.spec = (self.path, graph.n, m, [(int(o), t.str) for o, (_, t) in zip(offsets, columns)])
+        if m:
+            mapped = np.memmap(self.path, mode="w+", dtype=np.uint8, shape=(int(offsets[-1]),))
+            targets = [(host, mapped[o:o + m * t.itemsize].view(t)) for o, (host, t) in zip(offsets, columns)]
+            step = max(1, BAND_EDGES)
+            with ThreadPoolExecutor(min(os.cpu_count() or 1, 16)) as pool:
+                for f in [pool.submit(np.copyto, out[a:a + step], host[a:a + step], casting="unsafe")
+                          for host, out in targets for a in range(0, m, step)]:
+                    f.result()
+            del mapped
+
+    @staticmethod
+    def blocks(spec) -> blocks.EdgeBlocks:
+        """A worker's view of the shared edges (read-only mappings of the file)."""
+        path, n, m, columns = spec
+        if not m:
+            return blocks.EdgeBlocks(tuple(np.zeros(0, np.dtype(t)) for _, t in columns), n)
+        return blocks.EdgeBlocks(tuple(np.memmap(path, mode="r", dtype=np.dtype(t), offset=o, shape=(m,))
+                                       for o, t in columns), n)
+
+    def release(self):
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+#: edges per copy task when the launcher writes the shared edge file
+BAND_EDGES = 1 << 22
+
+
+def start_worker(control: Control, rank: int):
+    """A new worker's first job: CuPy and the engine imported, its GPU's context made (the
+    launcher times this as "start"; later runs of the process find the worker ready)."""
+    import cupy as cp
+
+    from . import gpu_engine  # noqa: F401 - imported here, off the next run's clock
+
+    cp.cuda.Device(rank).use()
+    cp.cuda.Device(rank).synchronize()
+
+
+def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, width: int, grid_shape):
+    """One worker: its block built on GPU ``rank`` (from the shared edges, or from the rows
+    of a dense start matrix in the result file), the rounds, its part of the result back
+    into the file.  Returns timings and facts (small)."""
+    import cupy as cp
+
+    matrix = np.load(result_path, mmap_mode="r+")
+    if edges_spec is not None:
+        source = SharedEdges.blocks(edges_spec)
+    else:
+        source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
+    L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
+                                                                 grid_shape=grid_shape)
     t = time.perf_counter()
-    for lo, c0, band in gpu_engine.download_bands(L, part, grid):
-        matrix[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
+    blocks.write_block(L, part, grid, matrix)
     matrix.flush()
-    del L
+    del L, matrix, source
+    cp.get_default_memory_pool().free_all_blocks()        # the worker waits for the next run: hold no GPU memory
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     from ..gpu import device
 
@@ -102,25 +172,39 @@ def worker_run(control: Control, rank: int, plan, path: str, width: int, grid_sh
 
 
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
-    """The launcher's side: shared matrix, workers, result."""
+    """The launcher's side: the shared files (an edge list, or a dense start matrix), the
+    workers (started by the first run of this process, reused by later ones), the result."""
     gpu_engine.check_plan(plan)
     gpus = gpu_engine.gpu_count(plan)
     if grid_shape is None:
         grid_shape = plan.options.get("grid")
     choose_grid(gpus, grid_shape)                  # refuse a bad grid before starting anything
+    workdir = plan.options.get("workdir")
+    timeout = float(plan.options.get("timeout", DEFAULT_TIMEOUT))
+    timings = {}
+    if not launch.started(gpus):
+        t0 = time.perf_counter()
+        run_workers(start_worker, (), gpus, timeout=timeout)
+        timings["start"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    shared = SharedMatrix(plan.n, plan.dtype, plan.options.get("workdir"))
+    shared = SharedMatrix(plan.n, plan.dtype, workdir)
+    edges = None
     try:
-        shared.fill_from(graph, plan.dtype, plan.inf)
-        setup = time.perf_counter() - t0
+        if graph.is_dense:
+            shared.fill_from(graph, plan.dtype, plan.inf)
+        else:
+            edges = SharedEdges(graph, plan.dtype, workdir)
+        timings["share"] = time.perf_counter() - t0
         worker_plan = dataclasses.replace(plan, progress=None)
-        results = run_workers(worker_run, (worker_plan, shared.path, width, grid_shape), gpus,
-                              timeout=float(plan.options.get("timeout", DEFAULT_TIMEOUT)))
+        results = run_workers(worker_run, (worker_plan, shared.path, edges and edges.spec, width, grid_shape), gpus,
+                              timeout=timeout)
     finally:
         shared.release()
+        if edges is not None:
+            edges.release()
     first = results[0]
-    timings = {"fill": setup, **first["timings"]}
-    meta = dict(first["metadata"], gpus=gpus, launcher="floydwarp (spawned workers)")
+    timings.update(first["timings"])
+    meta = dict(first["metadata"], gpus=gpus, launcher="floydwarp (spawned workers, kept for later runs)")
     return EngineOutput(shared.array, None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         metadata=meta)
 

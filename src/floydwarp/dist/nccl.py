@@ -87,6 +87,31 @@ class GridComms:
         self.row = self.col = None
 
 
+#: this process's communicators by grid: made once, reused by later runs on the same grid
+#: (the workers of ``--gpus N`` outlive a solve; NCCL's setup is a second or two)
+_COMMS: dict = {}
+
+
+def grid_comms(control: Control, grid: ProcessGrid) -> GridComms:
+    """This process's communicators for ``grid``, made on first use (collectively: every
+    process of a run asks for the same grid at the same point)."""
+    key = (grid.rows, grid.cols, grid.rank)
+    comms = _COMMS.get(key)
+    if comms is None:
+        comms = _COMMS[key] = GridComms(control, grid)
+    return comms
+
+
+def drop_comms(grid: ProcessGrid) -> None:
+    """Forget (and destroy) the communicators of ``grid``: a run on them broke off."""
+    comms = _COMMS.pop((grid.rows, grid.cols, grid.rank), None)
+    if comms is not None:
+        try:
+            comms.close()
+        except Exception:  # noqa: BLE001 - a broken communicator may not even destroy cleanly
+            pass
+
+
 def bcast(comm, array, root: int, stream):
     """Broadcast a contiguous device array in place (bytes, so every dtype goes)."""
     from cupy.cuda import nccl

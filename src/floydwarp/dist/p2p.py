@@ -23,9 +23,10 @@ import time
 import numpy as np
 
 from .. import schedule
+from ..gpu.transfer import HostMatrix
 from ..plan import EngineOutput
 from ..registry import register
-from . import gpu_engine
+from . import blocks, gpu_engine
 from .grid import ProcessGrid
 from .partition import BlockPartition
 
@@ -42,9 +43,7 @@ class _Gpu:
         self.device = cp.cuda.Device(device_id)
         dt = np.dtype(plan.dtype)
         with self.device:
-            self.L = gpu_engine.upload_block(
-                lambda lo, hi, c0, c1: graph.matrix_rows(lo, hi, dt, plan.inf)[:, c0:c1], part, self.grid, dt,
-                plan.inf)
+            self.L = blocks.of_graph(graph, dt, plan.inf).block(part, self.grid, dt, plan.inf)
             rows, cols = self.L.shape
             self.R = cp.empty((part.width, cols), dt)
             self.CT = cp.empty((part.width, rows), panel.word_dtype(dt))
@@ -166,13 +165,12 @@ def rows_p2p(graph, plan) -> EngineOutput:
         g.stream.synchronize()
     timings["compute"] = time.perf_counter() - t1
     t2 = time.perf_counter()
-    dist = np.empty((plan.n, plan.n), dt)
+    dist = HostMatrix((plan.n, plan.n), dt).result()
     negative = False
     for g in gpus:
         with g.device:
-            for lo, c0, band in gpu_engine.download_bands(g.L, part, g.grid):
-                dist[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
-            negative |= gpu_engine.negative_on_diagonal(g.L, part, g.grid)
+            blocks.write_block(g.L, part, g.grid, dist)
+            negative |= blocks.negative_on_diagonal(g.L, part, g.grid)
     timings["gather"] = time.perf_counter() - t2
     meta = {"gpus": count, "panel_width": part.width, "rounds": part.panels,
             "peer_access": [[bool(cp.cuda.runtime.deviceCanAccessPeer(a.id, b.id)) if a is not b else True

@@ -35,7 +35,7 @@ from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
-from . import device, modules, panel, transfer
+from . import device, modules, panel, start, transfer
 from .layout import Layout
 
 
@@ -205,7 +205,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             transfer.to_device(m, d)
             del m
         else:
-            d = _edge_matrix(cp, graph, lay, dtype, inf)
+            d = start.from_edges(graph.edges(), n, lay.N, lay.pitch, dtype, inf)
         cp.cuda.Device().synchronize()
         t1 = time.perf_counter()
         compiled = modules.record_stage(timings, "h2d", t1 - t0, compiled)
@@ -227,9 +227,9 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         if not sizing.to_device:
             hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
-        start, end = cp.cuda.Event(), cp.cuda.Event()
+        begin, end = cp.cuda.Event(), cp.cuda.Event()
         try:
-            start.record()
+            begin.record()
             compute(ctx)
             end.record()
             end.synchronize()
@@ -237,7 +237,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             for host in hosts or ():
                 host.result()                  # unlocks the pages it locked
             raise
-        compiled = modules.record_stage(timings, "compute", cp.cuda.get_elapsed_time(start, end) / 1000.0, compiled)
+        compiled = modules.record_stage(timings, "compute", cp.cuda.get_elapsed_time(begin, end) / 1000.0, compiled)
         timings.update(ctx.phase.timings())
 
         # ---- the dtype check a run may need (numeric.verify_uncapped): a millisecond here,
@@ -282,41 +282,6 @@ def seed_predecessors(cp, d, pr, n, inf):
 
 def cdiv(a, b):
     return -(-int(a) // int(b))
-
-
-def _setup_group(dtype):
-    exprs = [modules.name_expression("fw_fill", dtype)]
-    exprs += [f"fw_scatter<{modules.ctype(dtype)}, {i}>" for i in ("unsigned short", "int")]
-    return tuple(exprs)
-
-
-def _edge_matrix(cp, graph, lay: Layout, dtype, inf):
-    """The padded start matrix of an edge list, built on the device: one kernel fills
-    INF with 0 on the diagonal (padding included), one scatters the distinct edges.
-    The edges travel compacted (uint16 ids up to 65536 vertices, else int32; weights
-    cast to the distance dtype on the host, as ``astype`` would), cast chunk by chunk into
-    pinned buffers by worker threads while earlier chunks cross the bus
-    (``transfer.upload_columns``)."""
-    d = cp.empty((lay.N, lay.pitch), dtype=dtype)
-    group = _setup_group(dtype)
-    fill = modules.kernel("pipe.cu", group[0], group)
-    gx = max(1, min(cdiv(lay.pitch, 256), 8))
-    fill((gx, min(lay.N, 65535)), (256,), (d, np.int64(lay.pitch), np.int32(lay.N), dtype.type(inf)))
-    src, dst, w = graph.edges()
-    m = len(src)
-    if not m:
-        return d
-    idx_t = np.dtype(np.uint16) if lay.n <= 65536 else np.dtype(np.int32)
-    o1 = cdiv(m * idx_t.itemsize, 16) * 16
-    o2 = 2 * o1
-    buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
-    base = buf.data.ptr
-    transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
-    ctype_i = "unsigned short" if idx_t == np.uint16 else "int"
-    scatter = modules.kernel("pipe.cu", f"fw_scatter<{modules.ctype(dtype)}, {ctype_i}>", group)
-    scatter((max(1, min(cdiv(m, 256), 4096)),), (256,),
-            (d, np.int64(lay.pitch), buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
-    return d
 
 
 def _unpad_on_device(cp, rt, buf, lay: Layout, isz, dtype, pred=False):

@@ -76,18 +76,28 @@ class Pitched:
 
 
 class ArraySink:
-    """Chunks into (``download``) or out of (``upload``) a C-contiguous host array."""
+    """Row chunks into (``download``) or out of (``upload``) a host matrix whose rows are
+    contiguous: a C-contiguous array, or some columns of one (a process's block of a shared
+    result).  Offsets are bytes of the unpadded rows, whole rows at a time."""
 
     def __init__(self, array: np.ndarray):
-        if not array.flags.c_contiguous:
-            raise ValueError("transfer needs a C-contiguous host array")
-        self.bytes = array.reshape(-1).view(np.uint8)
+        if array.ndim != 2 or (array.shape[1] > 1 and array.strides[1] != array.itemsize):
+            raise ValueError("transfer needs a host matrix with contiguous rows")
+        self.array = array
+        self.row_bytes = array.shape[1] * array.itemsize
+
+    def _rows(self, offset: int, chunk: np.ndarray):
+        r = offset // self.row_bytes
+        rows = self.array[r:r + chunk.nbytes // self.row_bytes]
+        return rows, chunk.view(rows.dtype).reshape(rows.shape)
 
     def write(self, offset: int, chunk: np.ndarray) -> None:
-        self.bytes[offset:offset + chunk.nbytes] = chunk
+        rows, values = self._rows(offset, chunk)
+        rows[...] = values
 
     def read(self, offset: int, chunk: np.ndarray) -> None:
-        chunk[...] = self.bytes[offset:offset + chunk.nbytes]
+        rows, values = self._rows(offset, chunk)
+        values[...] = rows
 
 
 class FileSink:

@@ -319,21 +319,3 @@ fw_pipe_p3(T* d, i64 p, const typename Lane<T>::W* __restrict__ ap, const T* __r
     }
 }
 
-// ---------------------------------------------------------------- start matrix
-// INF everywhere, 0 on the diagonal (padding included): N rows of p elements.
-template <typename T>
-__global__ void fw_fill(T* d, i64 p, int N, T inf) {
-    for (int i = blockIdx.y; i < N; i += gridDim.y) {
-        T* row = d + (i64)i * p;
-        for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < p; j += (i64)gridDim.x * blockDim.x)
-            row[j] = (j == i) ? (T)0 : inf;
-    }
-}
-
-// d[src[e], dst[e]] = w[e] for distinct edges (a negative self-loop overrides the 0);
-// ids as uint16 (n <= 65536) or int32, weights already in the distance type.
-template <typename T, typename IDX>
-__global__ void fw_scatter(T* d, i64 p, const IDX* src, const IDX* dst, const T* w, i64 m) {
-    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (i64)gridDim.x * blockDim.x)
-        d[(i64)src[e] * p + dst[e]] = w[e];
-}

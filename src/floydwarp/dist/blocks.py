@@ -1,0 +1,105 @@
+"""A process's block of the start matrix on its GPU, and its results back to the host.
+
+Every process of the multi-GPU engines holds one block (:class:`~.partition.BlockPartition`)
+and builds it itself: an edge list goes up whole (compact: 8 bytes an edge in int32, half
+a GB at n = 32768 and 5 %) and each GPU keeps the edges inside its block
+(:func:`floydwarp.gpu.start.from_edges`); a dense matrix comes up band by band from host
+rows.  No process builds an n^2 host matrix for another.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .grid import ProcessGrid
+from .partition import BlockPartition
+
+#: rows per host -> device copy when a block comes from host rows
+BAND_BYTES = 256 << 20
+
+
+class EdgeBlocks:
+    """Blocks built on the device from the n vertices' distinct ``edges = (src, dst, w)``
+    (host arrays: the graph's, or a shared file's columns)."""
+
+    def __init__(self, edges, n: int):
+        self.edges, self.n = edges, int(n)
+
+    def block(self, part: BlockPartition, grid: ProcessGrid, dtype, inf):
+        from ..gpu import start
+
+        r0, nr = part.row_extent(grid.my_row)
+        c0, nc = part.col_extent(grid.my_col)
+        return start.from_edges(self.edges, self.n, nr, nc, dtype, inf, origin=(r0, c0))
+
+
+class RowBlocks:
+    """Blocks uploaded from host rows: ``read_rows(lo, hi, c0, c1)`` gives rows lo..hi-1,
+    columns c0..c1-1 of the start matrix (INF padding around them)."""
+
+    def __init__(self, read_rows):
+        self.read_rows = read_rows
+
+    def block(self, part: BlockPartition, grid: ProcessGrid, dtype, inf):
+        import cupy as cp
+
+        r0, nr = part.row_extent(grid.my_row)
+        c0, nc = part.col_extent(grid.my_col)
+        L = cp.full((nr, nc), dtype.type(inf), dtype)
+        real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
+        if real_r1 <= r0 or real_c1 <= c0:
+            return L
+        band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))
+        for lo in range(r0, real_r1, band):
+            hi = min(real_r1, lo + band)
+            rows = self.read_rows(lo, hi, c0, real_c1)              # host or device rows
+            if isinstance(rows, np.ndarray):
+                rows = np.ascontiguousarray(rows)
+            L[lo - r0:hi - r0, :real_c1 - c0] = cp.asarray(rows)
+        return L
+
+
+def of_graph(graph, dtype, inf):
+    """How a process holding ``graph`` builds its block: from its edges, unless it is dense."""
+    if graph.is_dense:
+        return RowBlocks(lambda lo, hi, c0, c1: graph.matrix_rows(lo, hi, dtype, inf)[:, c0:c1])
+    return EdgeBlocks(graph.edges(), graph.n)
+
+
+def real_extent(part: BlockPartition, grid: ProcessGrid):
+    """``(r0, r1, c0, c1)``: the real (unpadded) rows and columns of this process's block."""
+    r0, nr = part.row_extent(grid.my_row)
+    c0, nc = part.col_extent(grid.my_col)
+    return r0, min(r0 + nr, part.n), c0, min(c0 + nc, part.n)
+
+
+def download_bands(L, part: BlockPartition, grid: ProcessGrid):
+    """The real entries of this process's block as host bands: yields (row, col, array)."""
+    r0, r1, c0, c1 = real_extent(part, grid)
+    if r1 <= r0 or c1 <= c0:
+        return
+    band = max(1, BAND_BYTES // max(1, (c1 - c0) * L.itemsize))
+    for lo in range(r0, r1, band):
+        hi = min(r1, lo + band)
+        yield lo, c0, L[lo - r0:hi - r0, :c1 - c0].get()
+
+
+def write_block(L, part: BlockPartition, grid: ProcessGrid, matrix: np.ndarray) -> None:
+    """The real entries of this process's block into their place in the host ``matrix``
+    (a shared result): through pinned staging, several chunks in flight (gpu/transfer.py)."""
+    from ..gpu import transfer
+
+    r0, r1, c0, c1 = real_extent(part, grid)
+    if r1 <= r0 or c1 <= c0:
+        return
+    transfer.download(transfer.Pitched.of(L, r1 - r0, c1 - c0), transfer.ArraySink(matrix[r0:r1, c0:c1]))
+
+
+def negative_on_diagonal(L, part: BlockPartition, grid: ProcessGrid) -> bool:
+    """Whether a real diagonal entry inside this block went negative."""
+    r0, _, c0, _ = real_extent(part, grid)
+    lo, hi = max(r0, c0), min(r0 + L.shape[0], c0 + L.shape[1], part.n)
+    if hi <= lo:
+        return False
+    from ..arrays import to_host
+
+    return bool((to_host(L[lo - r0:hi - r0, lo - c0:hi - c0].diagonal()) < 0).any())

@@ -1,0 +1,58 @@
+"""The start matrix built on the device from an edge list (kernels/start.cu): only the
+edges cross the bus, compacted (uint16 vertex ids up to 65536 vertices, else int32;
+weights in the distance dtype), cast chunk by chunk into pinned buffers by worker threads
+while earlier chunks are in flight (``transfer.upload_columns``).  One GPU builds its whole
+padded matrix; each process of the multi-GPU engines builds its own block."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import modules, transfer
+
+_THREADS = 256
+#: C++ types of the vertex ids the edges travel in
+_INDEX_CTYPES = {"uint16": "unsigned short", "int32": "int"}
+
+
+def index_dtype(n: int) -> np.dtype:
+    """The vertex id type the edges travel in."""
+    return np.dtype(np.uint16) if n <= 65536 else np.dtype(np.int32)
+
+
+def _group(dtype) -> tuple:
+    ct = modules.ctype(dtype)
+    return (modules.name_expression("fw_fill", dtype), *(f"fw_scatter<{ct}, {i}>" for i in _INDEX_CTYPES.values()))
+
+
+def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
+    """A ``rows`` x ``pitch`` CuPy matrix: the block at ``origin = (r0, c0)`` of the
+    (padded) start matrix of the n vertices' ``edges = (src, dst, w)`` (distinct edges; host
+    arrays of any integer and number types): their weights, INF elsewhere, 0 on the
+    global diagonal."""
+    import cupy as cp
+
+    dtype = np.dtype(dtype)
+    r0, c0 = (int(o) for o in origin)
+    d = cp.empty((rows, pitch), dtype=dtype)
+    if rows == 0 or pitch == 0:
+        return d
+    group = _group(dtype)
+    fill = modules.kernel("start.cu", group[0], group)
+    gx = max(1, min(-(-pitch // _THREADS), 8))
+    fill((gx, min(rows, 65535)), (_THREADS,), (d, np.int64(pitch), np.int32(rows), np.int64(r0), np.int64(c0),
+                                               dtype.type(inf)))
+    src, dst, w = edges
+    m = len(src)
+    if not m:
+        return d
+    idx_t = index_dtype(n)
+    o1 = -(-m * idx_t.itemsize // 16) * 16
+    o2 = 2 * o1
+    buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
+    base = buf.data.ptr
+    transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
+    scatter = modules.kernel("start.cu", f"fw_scatter<{modules.ctype(dtype)}, {_INDEX_CTYPES[idx_t.name]}>", group)
+    scatter((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
+            (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0),
+             buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
+    return d
