@@ -308,9 +308,9 @@ def test_registration():
     assert registry.AUTO_ORDER[-1] == "cpu" and backend.auto_priority > 0
     assert backend.auto_min_n() == 0 and backend.probe() is None
     impls = {i.algorithm: i for i in registry.algorithms("cpu")}
-    assert set(impls) == set(ALGORITHMS)
+    assert set(impls) == {*ALGORITHMS, "bfs"}          # bfs: unit weights only (tests/test_bfs.py)
     assert impls["blocked"].default and not impls["rows"].default
-    assert all(i.predecessors and set(i.dtypes) == set(DTYPES) for i in impls.values())
+    assert all(impls[a].predecessors and set(impls[a].dtypes) == set(DTYPES) for a in ALGORITHMS)
     r = fw.solve(fw.generate.erdos_renyi(300, 20, seed=1), backend="cpu", dtype="int32", threads=1)
     assert r.algorithm == "blocked"
     assert r.metadata["threads"] == 1 and r.metadata["block_size"] == 64

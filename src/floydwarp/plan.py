@@ -27,6 +27,9 @@ class Plan:
     #: the graph's weight statistics (numeric.WeightStats), for engines that pick a
     #: narrower arithmetic where the weights allow it (gpu/predecessors/keyed.py)
     stats: Any = None
+    #: ``dtype="auto"``: an engine may store its distances in a narrower type that holds them
+    #: (``numeric.hop_storage``); the result's INF is then that type's
+    narrow: bool = False
 
     def report(self, done, total):
         if self.progress is not None:

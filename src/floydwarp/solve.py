@@ -62,11 +62,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     stats = graph.weight_stats()
     choice = numeric.choose_dtype(dtype, stats)
     name = registry.resolve_backend(backend, graph.n)
-    impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n)
+    impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n,
+                           graph=graph)
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
-                block_size=block_size, threads=threads, options=options, stats=stats)
+                block_size=block_size, threads=threads, options=options, stats=stats,
+                narrow=numeric.is_auto(dtype))
     prepared = time.perf_counter()
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
@@ -78,12 +80,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         return None        # an MPI rank other than 0: the result lives on rank 0
     ran = time.perf_counter()
     dist = out.dist
+    inf = plan.inf if dist.dtype == plan.dtype else numeric.inf_of(dist.dtype)     # a narrowed result's
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
     written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
     if choice.verify_after and not written and not numeric.verify_uncapped(dist, plan.inf, stats.max_weight):
         raise numeric.too_narrow(choice.dtype, stats)
     timings = {"prepare": prepared - start, **out.timings, "finish": time.perf_counter() - ran}
-    return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
+    return Result(dist, out.pred, inf=inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph, solver=solve,
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})

@@ -24,6 +24,8 @@ Algorithms
     rows i are relaxed in parallel.
 ``serial``
     The compiled textbook triple loop on one thread.
+``bfs`` (taken by ``algorithm="auto"`` when every edge weighs 1)
+    All-pairs breadth-first search, one bit per target (floydwarp/bfs.py, cpu/bfs.py).
 
 The first call of a (kernel, dtype) pair compiles it (or loads it from Numba's
 on-disk cache); that happens on a tiny matrix before the clock starts, so
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
+from .threads import numba_threads
 
 register_backend("cpu", "Numba kernels, all cores")
 
@@ -77,29 +79,6 @@ def _kernels():
     from . import kernels  # imports Numba: only when the cpu backend runs
 
     return kernels
-
-
-@contextmanager
-def _threads(requested, tasks=None):
-    """Run with ``requested`` Numba threads; by default all, or ``tasks`` when fewer (a
-    thread with nothing to do costs each parallel loop a wake-up: 3 us of a 5 us round)."""
-    import numba
-
-    limit = numba.config.NUMBA_NUM_THREADS
-    n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
-    if not 1 <= n <= limit:
-        raise FloydwarpError(
-            f"threads={requested} is out of range: Numba runs 1..{limit} threads here "
-            f"(set NUMBA_NUM_THREADS before starting Python for more)")
-    previous = numba.get_num_threads()
-    if previous == n:                  # the common case: nothing to set (it costs microseconds)
-        yield n
-        return
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
 
 
 @functools.lru_cache(maxsize=256)
@@ -165,7 +144,7 @@ def _solve(graph, plan, name, run):
     with sw("start"):
         d = graph.to_matrix(plan.dtype, plan.inf)
         pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
-    with _threads(plan.threads) as threads:
+    with numba_threads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
         if plan.n == 0:
             return EngineOutput(d, pred, {**sw.timings, "compute": 0.0}, metadata=metadata)
@@ -183,7 +162,7 @@ def _solve_blocked(graph, plan):
     bs = _block_size(plan) if plan.n else 1
     store = Storage.for_plan(plan, bs)
     sw = Stopwatch()
-    with _threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
+    with numba_threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
@@ -379,3 +358,7 @@ def rows(graph, plan) -> EngineOutput:
 def serial(graph, plan) -> EngineOutput:
     """The compiled textbook triple loop, one thread."""
     return _solve(graph, plan, "serial", _run_serial)
+
+
+# cpu/bfs (all-pairs breadth-first search for unit weights), listed after the Floyd-Warshall algorithms
+from . import bfs  # noqa: E402,F401

@@ -18,8 +18,9 @@ import numpy as np
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
-#: C++ type of each distance dtype in the kernels.
+#: C++ type of each distance dtype in the kernels (uint8: hop counts, gpu/bfs).
 CTYPES = {
+    "uint8": "unsigned char",
     "int16": "short",
     "int32": "int",
     "int64": "long long",
