@@ -125,12 +125,12 @@ def test_auto_takes_bfs_exactly_for_unit_weights():
     for weights in (np.full(src.size, 2), np.where(np.arange(src.size) % 7, 1, 3), np.full(src.size, 0.5)):
         weighted = fw.Graph.from_edges(src, dst, weights, n=40)
         assert fw.solve(weighted, backend="cpu").algorithm == "blocked"
-        assert "every edge must weigh 1" in bfs.refusal(weighted)
-        refusal = "cannot solve this graph: breadth-first search counts hops|does not support dtype float64"
-        with pytest.raises(FloydwarpError, match=f"cpu/bfs ({refusal})"):
+        assert "every edge must weigh 1" in bfs.refusal(weighted, {})
+        refusal = "breadth-first search counts hops|does not support dtype float64"
+        with pytest.raises(FloydwarpError, match=f"cpu/bfs (cannot run this call: {refusal})"):
             fw.solve(weighted, backend="cpu", algorithm="bfs")
     negative_loop = fw.Graph.from_edges([0, 1], [0, 0], [-1, 1], n=2)
-    assert bfs.refusal(negative_loop) and fw.solve(negative_loop, backend="cpu").algorithm == "blocked"
+    assert bfs.refusal(negative_loop, {}) and fw.solve(negative_loop, backend="cpu").algorithm == "blocked"
     # a dense 0/1 matrix of SciPy's unweighted reading is unit weights too
     dense = np.where(rng.random((30, 30)) < 0.1, 1.0, 0.0)
     assert fw.solve(fw.Graph.from_dense(dense, missing=0), backend="cpu").algorithm == "bfs"
@@ -240,3 +240,28 @@ def test_csr_lists_neighbours_in_order_both_ways():
     assert ptr.tolist() == [0, 2, 3, 4, 6] and idx.tolist() == [1, 2, 3, 1, 0, 1]
     ptr, idx = graph.csr(reverse=True)
     assert ptr.tolist() == [0, 1, 4, 5, 6] and idx.tolist() == [3, 0, 2, 3, 0, 1]
+
+
+def test_checkpoints_are_floyd_warshall_s_and_workdir_holds_the_matrices(tmp_path, monkeypatch):
+    from floydwarp.cpu import storage
+
+    rng = np.random.default_rng(4)
+    src, dst = random_edges(rng, 120, directed=True, density=0.03)
+    graph = fw.Graph.from_edges(src, dst, n=120)
+    want = scipy_hops(120, src, dst)
+    r = fw.solve(graph, backend="cpu", checkpoint=tmp_path / "ckpt")
+    assert r.algorithm == "blocked"
+    np.testing.assert_array_equal(r.to_dense(), want)
+    with pytest.raises(FloydwarpError, match="does not checkpoint or resume"):
+        fw.solve(graph, backend="cpu", algorithm="bfs", resume=tmp_path / "ckpt")
+    work = tmp_path / "work"
+    work.mkdir()
+    r = fw.solve(graph, backend="cpu", predecessors=True, workdir=work)
+    assert r.algorithm == "bfs" and isinstance(r.dist, np.memmap) and r.metadata["workdir"] == str(work)
+    assert sorted(p.name for p in work.iterdir()) == ["dist.npy", "pred.npy"]
+    np.testing.assert_array_equal(np.load(work / "dist.npy"), r.dist)
+    np.testing.assert_array_equal(r.to_dense(), want)
+    monkeypatch.setattr(storage, "available_memory", lambda: 1000)
+    big = fw.Graph.from_edges([0], [1], n=9000)
+    with pytest.raises(FloydwarpError, match=r"needs 81,000,000 bytes .* 1,000 are available; pass workdir=DIR"):
+        fw.solve(big, backend="cpu")

@@ -340,8 +340,9 @@ def test_workdir_keeps_the_matrix_in_memory_mapped_files(tmp_path):
 
 
 def test_too_large_for_memory_names_bytes_and_workdir(monkeypatch):
-    from floydwarp.cpu import engine
-    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    from floydwarp.cpu import storage
+    monkeypatch.setattr(storage, "available_memory", lambda: 1000)
     # memory is read only for matrices above 64 MiB (tiles + result: 72 MB here)
     with pytest.raises(fw.FloydwarpError, match=r"needs 72,000,000 bytes .* 1,000 are available; pass workdir=DIR"):
-        fw.solve(fw.Graph.from_edges([0], [1], [1], n=3000), backend="cpu", dtype="int32", block_size=100)
+        fw.solve(fw.Graph.from_edges([0], [1], [1], n=3000), backend="cpu", algorithm="blocked", dtype="int32",
+                 block_size=100)

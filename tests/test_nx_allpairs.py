@@ -255,9 +255,9 @@ def test_can_run_and_should_run_give_reasons():
 
 
 def test_memory_budget_declines_with_a_reason(monkeypatch):
-    from floydwarp.cpu import engine
+    from floydwarp.cpu import storage
 
-    monkeypatch.setattr(engine, "available_memory", lambda: 10_000)
+    monkeypatch.setattr(storage, "available_memory", lambda: 10_000)
     reason = nx_backend.BackendInterface.can_run("closeness_centrality", (nx.path_graph(100),), {})
     assert isinstance(reason, str) and "GB" in reason
     # and NetworkX, asked for floydwarp first with fallback, answers the call itself

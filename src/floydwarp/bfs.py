@@ -33,9 +33,13 @@ from __future__ import annotations
 WORD = 64
 
 
-def refusal(graph) -> str | None:
-    """None when every edge of ``graph`` weighs 1 (hop counts are its distances), else why the
-    breadth-first algorithms cannot solve it (the registry's ``accepts``)."""
+def refusal(graph, options) -> str | None:
+    """None when the breadth-first algorithms can solve ``graph`` with these solve options, else
+    why not (the registry's ``accepts``): every edge must weigh 1 (hop counts are then its
+    distances), and a run neither checkpoints nor resumes (it takes seconds where
+    Floyd-Warshall's can take hours)."""
+    if options.get("checkpoint") or options.get("resume"):
+        return "breadth-first search does not checkpoint or resume; Floyd-Warshall does"
     if graph.num_edges == 0:
         return None
     stats = graph.weight_stats()

@@ -57,8 +57,9 @@ class Implementation:
     #: even around zero-weight cycles, which blocked orders can close
     k_order: bool = False
     options: dict = field(default_factory=dict)
-    #: ``accepts(graph)``: None when the algorithm can solve the graph, else why not (None: every
-    #: graph).  An algorithm asked for by name refuses such a graph with that reason.
+    #: ``accepts(graph, options)``: None when the algorithm can solve the graph with these solve
+    #: options, else why not (None: every graph and option).  An algorithm asked for by name
+    #: refuses such a call with that reason.
     accepts: Callable | None = None
     #: ``algorithm="auto"`` takes it, before the default, for every graph it accepts (with the
     #: dtype and predecessors asked for): an algorithm that only some graphs suit but that beats
@@ -132,27 +133,29 @@ def resolve_backend(name, n) -> str:
     raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
 
 
-def lookup(name, algorithm, *, dtype, predecessors, n, graph=None) -> Implementation:
+def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None) -> Implementation:
     """The implementation for a resolved backend, refusing combinations it cannot run.
 
     ``algorithm="auto"``: the first ``preferred`` algorithm that can run this call (dtype,
-    predecessors, n and, when given, the graph), else the backend's default."""
+    predecessors, n and, when given, the graph and the solve options), else the backend's
+    default."""
     impls = algorithms(name)
+    options = options or {}
     if algorithm == "auto":
-        suited = (i for i in impls if i.preferred and _refusal(i, dtype, predecessors, n, graph) is None)
+        suited = (i for i in impls if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None)
         impl = next(suited, None) or next(i for i in impls if i.default)
     else:
         impl = _IMPLS.get((name, algorithm))
         if impl is None:
             names = ", ".join(i.algorithm for i in impls)
             raise FloydwarpError(f"backend {name!r} has no algorithm {algorithm!r}; it has: {names}")
-    reason = _refusal(impl, dtype, predecessors, n, graph)
+    reason = _refusal(impl, dtype, predecessors, n, graph, options)
     if reason:
         raise FloydwarpError(reason)
     return impl
 
 
-def _refusal(impl, dtype, predecessors, n, graph) -> str | None:
+def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
     """Why ``impl`` cannot run this call, or None."""
     name = f"{impl.backend}/{impl.algorithm}"
     if _name(dtype) not in impl.dtypes:
@@ -163,9 +166,9 @@ def _refusal(impl, dtype, predecessors, n, graph) -> str | None:
     if impl.max_n is not None and n > impl.max_n:
         return f"{name} is limited to n <= {impl.max_n} (got n = {n})"
     if graph is not None and impl.accepts is not None:
-        reason = impl.accepts(graph)
+        reason = impl.accepts(graph, options)
         if reason:
-            return f"{name} cannot solve this graph: {reason}"
+            return f"{name} cannot run this call: {reason}"
     return None
 
 

@@ -63,7 +63,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     choice = numeric.choose_dtype(dtype, stats)
     name = registry.resolve_backend(backend, graph.n)
     impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n,
-                           graph=graph)
+                           graph=graph, options=options)
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,

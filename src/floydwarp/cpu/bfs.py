@@ -5,6 +5,8 @@
 "start" (the graph's adjacency, built once per graph), "compile" (kernels compiled or loaded
 off the clock, once per process and dtype), "compute" (the searches; a search in a dtype
 too narrow for the distances is counted with the one that follows it) and "predecessors".
+With ``workdir=DIR`` the matrices are memory-mapped files there (``dist.npy``, ``pred.npy``),
+as with ``blocked``.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 from .. import bfs, numeric
 from ..plan import EngineOutput, Stopwatch
 from ..registry import register
+from .storage import Storage
 from .threads import numba_threads
 
 _warm: set = set()
@@ -45,16 +48,18 @@ def _warm_up(dtype, predecessors: bool):
 def run(graph, plan) -> EngineOutput:
     """All-pairs breadth-first search, one bit per target (every edge must weigh 1)."""
     n = plan.n
+    storage = numeric.hop_storage(plan.dtype, plan.narrow)
+    store = Storage.for_plan(plan, n * n * (storage[0].itemsize + (4 if plan.predecessors else 0)))
     sw = Stopwatch()
     with sw("start"):
         out_ptr, out_idx = graph.csr()
         in_ptr, in_idx = graph.csr(reverse=True)
     with numba_threads(plan.threads, tasks=_kernels().batches(n)) as threads:
-        for dtype in numeric.hop_storage(plan.dtype, plan.narrow):
+        for dtype in storage:
             with sw("compile"):
                 _warm_up(dtype, plan.predecessors)
             with sw("compute"):
-                dist = np.empty((n, n), dtype)
+                dist = store.result((n, n), dtype, "dist")
                 deepest = _kernels().hop_distances(out_ptr, out_idx, in_ptr, in_idx, dist,
                                                    int(numeric.inf_of(dtype)))
             if deepest >= 0:
@@ -65,6 +70,6 @@ def run(graph, plan) -> EngineOutput:
         if plan.predecessors:
             with sw("predecessors"):
                 pred = _kernels().hop_predecessors(dist, in_ptr, in_idx, int(numeric.inf_of(dist.dtype)),
-                                                   np.empty((n, n), np.int32))
+                                                   store.result((n, n), np.int32, "pred"))
     return EngineOutput(dist, pred, sw.timings, pred_loops=False if pred is not None else None,
-                        metadata={"threads": threads, "levels": int(deepest)})
+                        metadata={"threads": threads, "levels": int(deepest), **store.metadata})

@@ -36,8 +36,6 @@ and predecessors, ``timings["compile"]`` the compilation or cache load.
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 
 import numpy as np
 
@@ -47,6 +45,7 @@ from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
+from .storage import Storage
 from .threads import numba_threads
 
 register_backend("cpu", "Numba kernels, all cores")
@@ -66,8 +65,6 @@ BLOCK_RATES = {
 }
 #: The fastest tile per dtype at n = 2048.
 DEFAULT_BLOCK = {name: max(rates, key=rates.get) for name, rates in BLOCK_RATES.items()}
-#: bytes of tiles and result below which the memory check is skipped (it reads /proc)
-_SURELY_FITS = 64 << 20
 #: rows/serial report progress about this many times per run
 _PROGRESS_STEPS = 64
 
@@ -160,7 +157,9 @@ def _solve_blocked(graph, plan):
     """The blocked schedule on tiles built straight from the graph (no n x n start matrix),
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
-    store = Storage.for_plan(plan, bs)
+    padded = -(-plan.n // bs) * bs
+    per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
+    store = Storage.for_plan(plan, 2 * padded * padded * per_entry)         # tiles + the result matrix
     sw = Stopwatch()
     with numba_threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
@@ -172,8 +171,8 @@ def _solve_blocked(graph, plan):
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         with sw("compute"):
             schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
-            d = store.unpacked(t, plan.n, "dist")
-            pred = None if p is None else store.unpacked(p, plan.n, "pred")
+            d = unpacked(store, t, plan.n, "dist")
+            pred = None if p is None else unpacked(store, p, plan.n, "pred")
     store.release_tiles()
     return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
 
@@ -233,72 +232,14 @@ class Tiles:
             self.K.product_pred(self.t, self.p, r, self.clamp, self.lo)
 
 
-class Storage:
-    """Where the blocked engine keeps its tiles and writes its result: RAM, or memory-mapped
-    ``.npy`` files in a work folder when the matrix does not fit (the OS then streams the
-    tiles between disk and memory as the rounds touch them)."""
-
-    def __init__(self, workdir=None):
-        self.workdir = None if workdir is None else Path(workdir)
-        self._tile_files = []
-        self.metadata = {} if workdir is None else {"workdir": str(self.workdir)}
-
-    @classmethod
-    def for_plan(cls, plan, bs) -> "Storage":
-        workdir = plan.options.get("workdir")
-        if workdir is None:
-            padded = -(-plan.n // bs) * bs
-            per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
-            need = 2 * padded * padded * per_entry          # tiles + the result matrix
-            have = available_memory() if need > _SURELY_FITS else None
-            if have is not None and need > have:
-                raise FloydwarpError(
-                    f"the cpu backend needs {need:,} bytes of memory for n = {plan.n} "
-                    f"({np.dtype(plan.dtype).name}{' with predecessors' if plan.predecessors else ''}) "
-                    f"and {have:,} are available; pass workdir=DIR (--workdir DIR) to keep the matrix "
-                    f"in memory-mapped files there, or choose a narrower dtype")
-            return cls()
-        folder = Path(workdir)
-        if not folder.is_dir():
-            raise FloydwarpError(f"workdir {folder} is not a folder")
-        return cls(folder)
-
-    def tiles(self, shape, dtype):
-        if self.workdir is None:
-            return np.empty(shape, dtype)
-        path = self.workdir / f"floydwarp-tiles-{os.getpid()}-{len(self._tile_files)}.npy"
-        self._tile_files.append(path)
-        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-
-    def result(self, shape, dtype, name):
-        if self.workdir is None:
-            return np.empty(shape, dtype)
-        return np.lib.format.open_memmap(self.workdir / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
-
-    def unpacked(self, tiles, n, name):
-        """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
-        otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
-        if self.workdir is None and tiles.shape[:3] == (1, 1, n):
-            return tiles[0, 0]
-        out = self.result((n, n), tiles.dtype, name)
-        _kernels().unpack(tiles, out)
-        return out
-
-    def release_tiles(self):
-        for path in self._tile_files:
-            path.unlink(missing_ok=True)
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available now (MemAvailable), or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+def unpacked(store, tiles, n, name):
+    """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
+    otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
+    if store.workdir is None and tiles.shape[:3] == (1, 1, n):
+        return tiles[0, 0]
+    out = store.result((n, n), tiles.dtype, name)
+    _kernels().unpack(tiles, out)
+    return out
 
 
 # --------------------------------------------------------------------------- rows, serial

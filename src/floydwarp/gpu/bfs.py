@@ -21,7 +21,10 @@ every word of targets, so a graph of large diameter (a long path: n levels) can 
 than Floyd-Warshall.  The run therefore keeps the time Floyd-Warshall would take at the
 H100's measured int16 rate (``FW_RELAXATIONS_PER_S``) as its budget: a search still going
 after it (and after ``MIN_LEVELS`` levels) stops and ``gpu/fast`` solves the graph instead
-(``metadata["bfs_fallback"]`` says so), so the worst case is about twice Floyd-Warshall.
+(``metadata["bfs_fallback"]`` says so), so the worst case is about twice Floyd-Warshall;
+``bfs_fallback=False`` (a solve option) searches to the end whatever it takes.  A search whose
+bit sets and matrix would not fit in GPU memory (or ``max_gpu_memory``) goes to ``gpu/fast``
+too, which streams a large matrix from host memory.
 """
 from __future__ import annotations
 
@@ -93,8 +96,10 @@ def run(graph, plan) -> EngineOutput:
     words = bfs.words(n)
     pitch = words * bfs.WORD
     out_ptr, out_idx = graph.csr()
-    device.check_memory(_needed(n, words, pitch, storage[0].itemsize, out_idx.size, plan.predecessors, to_device),
-                        n, storage[0], plan)
+    needed = _needed(n, words, pitch, storage[0].itemsize, out_idx.size, plan.predecessors, to_device)
+    if needed > device.budget(plan):
+        return _hand_to_fast(graph, plan, timings, 0.0, f"the search needs {needed:,} bytes of GPU memory, "
+                                                        f"more than it may use: gpu/fast solved the graph")
     try:
         return _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr, out_idx)
     except cp.cuda.memory.OutOfMemoryError as exc:
@@ -128,7 +133,8 @@ def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr,
     start, end = cp.cuda.Event(), cp.cuda.Event()
     start.record()
     budget = float(n) ** 3 / FW_RELAXATIONS_PER_S
-    level, meta = 0, {}
+    fallback = plan.options.get("bfs_fallback", True)
+    level, gave_up = 0, False
     while True:
         level += 1
         while level >= int(numeric.inf_of(dtype)):
@@ -140,10 +146,16 @@ def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr,
         frontier, nxt = nxt, frontier
         if not int(found.get()[0]):
             break
-        if level >= MIN_LEVELS and time.perf_counter() - t2 > budget:
-            end.record()
-            end.synchronize()
-            return _hand_to_fast(graph, plan, level, timings, cp.cuda.get_elapsed_time(start, end) / 1000.0)
+        if level >= MIN_LEVELS and fallback and time.perf_counter() - t2 > budget:
+            gave_up = True
+            break
+    if gave_up:
+        end.record()
+        end.synchronize()
+        del visited, frontier, nxt, dist
+        return _hand_to_fast(graph, plan, timings, cp.cuda.get_elapsed_time(start, end) / 1000.0,
+                             f"the search was still going after {level} levels, past the time Floyd-Warshall "
+                             f"needs for n = {n}: gpu/fast solved the graph")
     deepest = level - 1
     narrowest = next(d for d in storage if deepest < int(numeric.inf_of(d)))
     if narrowest != dtype:         # widened for a last level that found nothing
@@ -173,8 +185,8 @@ def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr,
         pred = None if pred is None else transfer.to_host(pred)
     cp.cuda.Device().synchronize()
     timings["d2h"] = time.perf_counter() - t4
-    meta.update(device=device.current()["name"], levels=deepest)
-    return EngineOutput(dist, pred, timings, pred_loops=False if pred is not None else None, metadata=meta)
+    return EngineOutput(dist, pred, timings, pred_loops=False if pred is not None else None,
+                        metadata={"device": device.current()["name"], "levels": deepest})
 
 
 def _widen(cp, dist, dtype, storage, plan):
@@ -186,11 +198,10 @@ def _widen(cp, dist, dtype, storage, plan):
     return numeric.cast_distances(dist, numeric.inf_of(dtype), new), new
 
 
-def _hand_to_fast(graph, plan, level, timings, spent):
-    """The search ran past Floyd-Warshall's time: gpu/fast solves the graph instead."""
+def _hand_to_fast(graph, plan, timings, spent, reason):
+    """gpu/fast solves the graph instead (in core, or out of core where it does not fit), with
+    ``reason`` in ``metadata["bfs_fallback"]``; ``spent``: seconds of kernels already run."""
     out = fast.solve(graph, dataclasses.replace(plan, algorithm="fast", narrow=False))
     merged = {k: out.timings.get(k, 0.0) + timings.get(k, 0.0) for k in {*out.timings, *timings}}
     merged["compute"] = merged.get("compute", 0.0) + spent
-    reason = (f"the search was still going after {level} levels, past the time Floyd-Warshall needs for "
-              f"n = {plan.n}: gpu/fast solved the graph")
     return dataclasses.replace(out, timings=merged, metadata={**out.metadata, "bfs_fallback": reason})
