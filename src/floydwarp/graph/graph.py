@@ -438,7 +438,9 @@ def _dedupe_edges(n, src, dst, w):
     key = src * n + dst
     if np.all(key[1:] > key[:-1]):
         return src, dst, w          # already in order with no parallel edges (generators, most files): no sort
-    order = np.argsort(key, kind="stable")
+    # any order within a run of equal keys: the run keeps its minimum (NumPy's default sort is
+    # 4x faster than a stable one on the 40,000 turned-around arcs of a closeness call)
+    order = np.argsort(key)
     key, src, dst, w = key[order], src[order], dst[order], w[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     return src[starts], dst[starts], np.minimum.reduceat(w, starts)
