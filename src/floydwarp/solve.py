@@ -18,7 +18,8 @@ from .result import Result
 
 def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors=False,
           block_size=None, threads=None, progress=None, **options) -> Result:
-    """All-pairs shortest paths by Floyd-Warshall.
+    """All-pairs shortest paths by Floyd-Warshall (or, when every edge weighs 1, by all-pairs
+    breadth-first search).
 
     Parameters
     ----------
@@ -26,11 +27,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         Dense arrays use ``inf`` for "no edge" (see :meth:`Graph.from_dense`).
     dtype : {"auto", "int16", "int32", "int64", "float32", "float64"}
         Distance type.  ``"auto"`` takes the narrowest type that provably holds
-        every shortest path; an explicit type that cannot is refused.
+        every shortest path (hop counts of ``bfs``: uint8 while they stay below 255);
+        an explicit type that cannot is refused.
     backend : {"auto", "cpu", "gpu", "reference", ...}
         Where to run; see ``floydwarp info`` for what is available.
     algorithm : str
-        The backend's algorithm ("auto" is its default).
+        The backend's algorithm.  ``"auto"``: ``bfs`` (cpu, gpu) when every edge weighs 1,
+        else the backend's default.
     predecessors : bool
         Also compute the predecessor matrix, for routes.
     block_size, threads : int, optional
