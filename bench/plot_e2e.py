@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ("prepare", "start", "compile", "h2d", "setup", "compute", "gather", "d2h", "finish")
+ORDER = ("prepare", "start", "share", "compile", "h2d", "setup", "compute", "check", "gather", "d2h", "finish")
 
 
 def bars(spec):

@@ -308,9 +308,9 @@ def test_registration():
     assert registry.AUTO_ORDER[-1] == "cpu" and backend.auto_priority > 0
     assert backend.auto_min_n() == 0 and backend.probe() is None
     impls = {i.algorithm: i for i in registry.algorithms("cpu")}
-    assert set(impls) == set(ALGORITHMS)
+    assert set(impls) == {*ALGORITHMS, "bfs"}          # bfs: unit weights only (tests/test_bfs.py)
     assert impls["blocked"].default and not impls["rows"].default
-    assert all(i.predecessors and set(i.dtypes) == set(DTYPES) for i in impls.values())
+    assert all(impls[a].predecessors and set(impls[a].dtypes) == set(DTYPES) for a in ALGORITHMS)
     r = fw.solve(fw.generate.erdos_renyi(300, 20, seed=1), backend="cpu", dtype="int32", threads=1)
     assert r.algorithm == "blocked"
     assert r.metadata["threads"] == 1 and r.metadata["block_size"] == 64
@@ -340,8 +340,9 @@ def test_workdir_keeps_the_matrix_in_memory_mapped_files(tmp_path):
 
 
 def test_too_large_for_memory_names_bytes_and_workdir(monkeypatch):
-    from floydwarp.cpu import engine
-    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    from floydwarp.cpu import storage
+    monkeypatch.setattr(storage, "available_memory", lambda: 1000)
     # memory is read only for matrices above 64 MiB (tiles + result: 72 MB here)
     with pytest.raises(fw.FloydwarpError, match=r"needs 72,000,000 bytes .* 1,000 are available; pass workdir=DIR"):
-        fw.solve(fw.Graph.from_edges([0], [1], [1], n=3000), backend="cpu", dtype="int32", block_size=100)
+        fw.solve(fw.Graph.from_edges([0], [1], [1], n=3000), backend="cpu", algorithm="blocked", dtype="int32",
+                 block_size=100)

@@ -22,7 +22,8 @@ from floydwarp.predecessors import NO_PREDECESSOR, walk  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-IMPLS = {i.algorithm: i for i in registry.algorithms("gpu")}
+#: the algorithms for every graph (gpu/bfs takes unit weights only: tests/test_gpu_bfs.py)
+IMPLS = {i.algorithm: i for i in registry.algorithms("gpu") if i.accepts is None}
 ALGORITHMS = sorted(IMPLS)
 PRED_ALGORITHMS = sorted(a for a, i in IMPLS.items() if i.predecessors)
 DTYPES = ["int16", "int32", "int64", "float32", "float64"]

@@ -18,7 +18,8 @@ from dtype_bounds import DTYPES, POINTS, build, expected, refused, weight  # noq
 
 pytestmark = pytest.mark.gpu
 
-IMPLS = {i.algorithm: i for i in registry.algorithms("gpu")}
+#: the algorithms for every graph (gpu/bfs takes unit weights only: tests/test_gpu_bfs.py)
+IMPLS = {i.algorithm: i for i in registry.algorithms("gpu") if i.accepts is None}
 
 
 @pytest.mark.parametrize("algorithm", sorted(IMPLS))

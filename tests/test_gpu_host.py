@@ -14,7 +14,7 @@ from floydwarp.gpu import device, engine, layout, modules, seed, tiles, traffic
 from floydwarp.gpu.layout import Layout, pitch_elements
 
 EXPECTED = {"sequential", "naive", "naive-shared-k", "naive-vec", "pseudo-blocked", "work-per-thread",
-            "grid-sync", "blocked", "blocked-vec", "fast", "out-of-core"}
+            "grid-sync", "blocked", "blocked-vec", "fast", "out-of-core", "bfs"}
 
 
 # ---------------------------------------------------------------------- layout
@@ -66,12 +66,13 @@ def test_ctypes_and_name_expressions():
     assert modules.name_expression("fw_blocked_p3", np.dtype("int32"), 64, True, False) == \
         "fw_blocked_p3<int, 64, true, false>"
     assert modules.name_expression("ceil_addmin_s16x2") == "ceil_addmin_s16x2"
-    assert modules.ctype("uint8") == "unsigned char"          # batches store hop counts in it
+    assert modules.ctype("uint8") == "unsigned char"          # hop counts (gpu/bfs, batches)
     with pytest.raises(ValueError):
-        modules.ctype("uint16")
+        modules.ctype("int8")
 
 
-@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "pipe.cu", "ceilings.cu", "checks.cu"])
+@pytest.mark.parametrize("name", ["simple.cu", "blocked.cu", "fast.cu", "pipe.cu", "ceilings.cu", "bfs.cu",
+                                  "checks.cu", "start.cu"])
 def test_sources_inline_their_headers(name):
     src = modules.source(name)
     assert '#include "' not in src
@@ -216,8 +217,12 @@ def test_registry_entries():
         assert impls[a].predecessors
     assert not impls["blocked-vec"].predecessors and not impls["out-of-core"].predecessors
     for i in impls.values():
-        assert set(fw.DTYPES) <= set(i.dtypes)
-        assert callable(i.options["bytes_moved"]) and i.description
+        if i.accepts is None:             # the Floyd-Warshall algorithms: every graph, every dtype
+            assert set(fw.DTYPES) <= set(i.dtypes)
+            assert callable(i.options["bytes_moved"]) and i.description
+    bfs = impls["bfs"]
+    assert bfs.preferred and bfs.predecessors and bfs.accepts is not None and bfs.description
+    assert set(bfs.dtypes) == {"int16", "int32", "int64"}
     backend = registry.backend("gpu") if hasattr(registry, "backend") else registry._load("gpu")
     cpu = registry.backend("cpu")
     assert backend.auto_priority > cpu.auto_priority > 0 and backend.auto_min_n() == engine.AUTO_MIN_N

@@ -255,9 +255,9 @@ def test_can_run_and_should_run_give_reasons():
 
 
 def test_memory_budget_declines_with_a_reason(monkeypatch):
-    from floydwarp.cpu import engine
+    from floydwarp.cpu import storage
 
-    monkeypatch.setattr(engine, "available_memory", lambda: 10_000)
+    monkeypatch.setattr(storage, "available_memory", lambda: 10_000)
     reason = nx_backend.BackendInterface.can_run("closeness_centrality", (nx.path_graph(100),), {})
     assert isinstance(reason, str) and "GB" in reason
     # and NetworkX, asked for floydwarp first with fallback, answers the call itself
@@ -304,6 +304,42 @@ def test_edges_read_once_are_kept_until_the_graph_changes():
                     == getattr(nx, name)(G, weight=weight, backend="networkx"))
     G.add_edge(0, 59, weight=2)                            # new data on an edge that exists
     assert nx.wiener_index(G, weight="weight", backend="floydwarp") == nx.wiener_index(G, weight="weight")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_unweighted_graphs_run_breadth_first_and_give_networkx_answers(kind, monkeypatch):
+    """Graphs past the BFS's word (64) and batch (256 targets) boundaries, connected or not: the
+    solver's ``algorithm="auto"`` takes all-pairs BFS, and every answer is NetworkX's."""
+    import sys
+
+    solve_module = sys.modules["floydwarp.solve"]          # the package's ``solve`` is the function
+    used = []
+    real = solve_module.solve
+
+    def recording_solve(*args, **kwargs):
+        result = real(*args, **kwargs)
+        used.append(result.algorithm)
+        return result
+
+    monkeypatch.setattr(solve_module, "solve", recording_solve)
+    directed = "di" in kind
+    for n, m in ((70, 150), (130, 700), (300, 2400)):
+        G = {"graph": nx.Graph, "digraph": nx.DiGraph, "multigraph": nx.MultiGraph,
+             "multidigraph": nx.MultiDiGraph}[kind](nx.gnm_random_graph(n, m, seed=n, directed=directed))
+        G.add_edge(3, 3)                                    # a self-loop
+        G.add_edge(5, 6)                                    # a parallel edge on multigraphs
+        for wf in (True, False):
+            both("closeness_centrality", G, wf_improved=wf)
+        for name in ("average_shortest_path_length", "wiener_index", "eccentricity", "diameter", "radius",
+                     "center", "periphery", "barycenter"):
+            both(name, G)
+        both("all_pairs_shortest_path_length", G)
+        if not directed:
+            both("global_efficiency", G, exact=False)
+        path = nx.path_graph(n, create_using=G.__class__)   # connected, diameter n - 1
+        for name in ("closeness_centrality", "average_shortest_path_length", "eccentricity", "wiener_index"):
+            both(name, path)
+    assert used and set(used) == {"bfs"}
 
 
 def test_stages_say_where_a_call_spends_its_time():

@@ -7,9 +7,9 @@ use it once, so every pair is updated in O(n^2) without a re-solve::
 
 and an improved pair's predecessor becomes that of ``b -> j`` (``a`` when ``j == b``).
 The arithmetic is exact: integer candidates are formed in int64 (row blocks bound the
-memory), a result whose dtype cannot hold a new distance is widened (int16 -> int32 ->
-int64, or float64 for a fractional weight), and a decrease that closes a negative cycle
-is found and recorded (``negative_cycles``).
+memory), a result whose dtype cannot hold a new distance is widened (uint8 hop counts ->
+int16 -> int32 -> int64, or float64 for a fractional weight), and a decrease that closes a
+negative cycle is found and recorded (``negative_cycles``).
 
 An increase (or a removal) re-solves the graph -- unless no shortest path uses the edge,
 which is checked in O(n^2) -- so the result keeps its :class:`~floydwarp.Graph`
@@ -29,7 +29,7 @@ from .errors import DtypeError, FloydwarpError
 from .numeric import cast_distances, exact_limit, inf_of
 
 _BLOCK_BYTES = 1 << 25
-_WIDER = {"int16": "int32", "int32": "int64"}
+_WIDER = {"uint8": "int16", "int16": "int32", "int32": "int64"}
 
 
 # ---------------------------------------------------------------------- graphs
@@ -168,6 +168,10 @@ def _row_blocks(n, itemsize=8):
 def _decrease(result, a, b, w):
     xp = array_module(result.dist)
     _make_writable(result)
+    if result.dtype.kind == "u":
+        # hop counts stored unsigned (uint8): a new weight may be any number, so the arithmetic
+        # below runs in the smallest signed type that holds them
+        _widen(result, np.dtype(_WIDER[result.dtype.name]))
     if isinstance(w, float) and result.dtype.kind == "i":
         _widen(result, np.dtype("float64"))
     while True:
@@ -298,7 +302,7 @@ def _edge_used(result, a, b, old) -> bool:
     ok_col, ok_row = col < inf, row < inf
     if not bool(ok_col.any()) or not bool(ok_row.any()):
         return False
-    integer = result.dtype.kind == "i" and float(old).is_integer()
+    integer = result.dtype.kind in "iu" and float(old).is_integer()
     wide = xp.int64 if integer else xp.float64
     col_w = col.astype(wide)
     row_w = row.astype(wide) + (int(old) if integer else float(old))

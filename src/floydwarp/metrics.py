@@ -52,18 +52,33 @@ def _python(value, inf, kind):
     """A distance as a Python number: ``math.inf`` for ``inf``."""
     if value >= inf:
         return math.inf
-    return int(value) if kind == "i" else float(value)
+    return int(value) if kind in "iu" else float(value)
 
 
 # ---------------------------------------------------------------- reductions of the matrix
+def _host_kernels(dist):
+    """floydwarp.cpu.reductions for a host matrix of 1- to 4-byte integers (one parallel Numba
+    pass), else None (NumPy or CuPy below)."""
+    if isinstance(dist, np.ndarray) and dist.ndim == 2 and dist.dtype.kind in "iu" and dist.dtype.itemsize <= 4:
+        from .cpu import reductions
+
+        return reductions
+    return None
+
+
 def reach_sums(dist, inf, axis: int):
     """Per row (``axis=1``) or column (``axis=0``): how many entries are reachable (``< inf``,
     the diagonal included) and their exact sum.
 
-    Returns ``(counts, sums)``: int64 counts on the matrix's device; sums in int64 (int16,
-    int32) or float64 (floats) on the device, or for int64 distances a host array of Python
-    integers (they may exceed int64).
+    Returns ``(counts, sums)``: int64 counts on the matrix's device; sums in int64 (uint8,
+    int16, int32) or float64 (floats) on the device, or for int64 distances a host array of
+    Python integers (they may exceed int64).
     """
+    kernels = _host_kernels(dist)
+    if kernels is not None:
+        counts, sums = np.empty(dist.shape[0], np.int64), np.empty(dist.shape[0], np.int64)
+        (kernels.row_reach_sums if axis == 1 else kernels.column_reach_sums)(dist, int(inf), counts, sums)
+        return counts, sums
     xp = array_module(dist)
     n = int(dist.shape[0])
     wide = dist.dtype == np.int64
@@ -101,13 +116,19 @@ def total(sums) -> int | float:
 
 def inverse_distance_sum(dist, inf) -> float:
     """Sum of 1 / d over the pairs at a finite positive distance d (global efficiency)."""
+    kernels = _host_kernels(dist)
+    if kernels is not None and int(inf) <= kernels.MAX_VALUES:
+        import numba
+
+        counts = kernels.value_counts(dist, int(inf), numba.get_num_threads()).tolist()
+        return math.fsum(c / d for d, c in enumerate(counts) if d and c)
     xp = array_module(dist)
     n = int(dist.shape[0])
     terms = []
     for lo, hi in _blocks(n, dist.dtype.itemsize):
         block = dist[lo:hi]
         values = block[(block > 0) & (block < inf)]
-        if dist.dtype.kind == "i":
+        if dist.dtype.kind in "iu":
             # integer distances: count each distance once, then add count / d exactly rounded
             counts = to_host(xp.bincount(values.astype(np.int64)))
             terms += [c / d for d, c in enumerate(counts.tolist()) if d and c]

@@ -171,9 +171,14 @@ class DtypeChoice:
     verify_after: bool
 
 
+def is_auto(requested) -> bool:
+    """True for ``dtype="auto"`` (or None): the narrowest type that holds the answer."""
+    return requested is None or (isinstance(requested, str) and requested == "auto")
+
+
 def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     """Pick the distance dtype, or refuse a requested one that cannot hold the answer."""
-    if requested is None or (isinstance(requested, str) and requested == "auto"):
+    if is_auto(requested):
         dt = smallest_fitting(stats)
         if stats.integral and not exact(dt, stats):
             warnings.warn(_inexact_message(stats), InexactWarning, stacklevel=3)
@@ -218,7 +223,7 @@ def choose_storage(requested, stats: WeightStats, *, hops: bool, cap=None) -> tu
     non-negative and below 255; an explicit uint8 must hold them likewise."""
     bound = stats.pos_bound if cap is None else min(stats.pos_bound, cap)
     small = stats.integral and not stats.has_negative and bound < int(inf_of(STORAGE_DTYPES[0]))
-    named = not (requested is None or (isinstance(requested, str) and requested == "auto"))
+    named = not is_auto(requested)
     if named and _name_of(requested) in STORAGE_DTYPES:
         if not small:
             raise DtypeError(f"dtype {np.dtype(requested).name} holds non-negative integer distances below "
@@ -228,6 +233,23 @@ def choose_storage(requested, stats: WeightStats, *, hops: bool, cap=None) -> tu
     choice = choose_dtype(requested, stats)
     stored = np.dtype(STORAGE_DTYPES[0]) if (hops and not named and small) else choice.dtype
     return choice, stored
+
+
+def hop_storage(dtype, narrow: bool) -> tuple:
+    """The dtypes an engine whose distances are hop counts (non-negative integers it finds
+    level by level: all-pairs breadth-first search) stores them in, narrowest first.
+
+    ``narrow`` (``dtype="auto"``): uint8 first (INF 255; STORAGE_DTYPES), then every integer
+    dtype up to ``dtype`` (the a-priori choice, which holds every path): the engine moves to
+    the next one when a distance reaches the current one's INF, so a result is as narrow as
+    its largest distance allows.  An explicit ``dtype`` is used alone; a distance reaching its
+    INF is the engine's :func:`too_narrow` error (it can only be asked for where
+    :func:`checkable_after_run` holds)."""
+    dtype = np.dtype(dtype)
+    if not narrow:
+        return (dtype,)
+    wider = _AUTO_INTEGER_ORDER[:_AUTO_INTEGER_ORDER.index(dtype.name) + 1]
+    return (np.dtype(STORAGE_DTYPES[0]), *map(np.dtype, wider))
 
 
 def _name_of(dtype) -> str | None:

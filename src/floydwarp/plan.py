@@ -30,6 +30,9 @@ class Plan:
     #: the dtype holds every shortest path only if no reachable distance comes within the
     #: largest weight of INF, checked after the run (numeric.verify_uncapped)
     verify_after: bool = False
+    #: ``dtype="auto"``: an engine may store its distances in a narrower type that holds them
+    #: (``numeric.hop_storage``); the result's INF is then that type's
+    narrow: bool = False
 
     def report(self, done, total):
         if self.progress is not None:

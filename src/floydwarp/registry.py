@@ -57,6 +57,14 @@ class Implementation:
     #: even around zero-weight cycles, which blocked orders can close
     k_order: bool = False
     options: dict = field(default_factory=dict)
+    #: ``accepts(graph, options)``: None when the algorithm can solve the graph with these solve
+    #: options, else why not (None: every graph and option).  An algorithm asked for by name
+    #: refuses such a call with that reason.
+    accepts: Callable | None = None
+    #: ``algorithm="auto"`` takes it, before the default, for every graph it accepts (with the
+    #: dtype and predecessors asked for): an algorithm that only some graphs suit but that beats
+    #: the default wherever it does (all-pairs breadth-first search on unit weights)
+    preferred: bool = False
 
 
 _BACKENDS: dict[str, Backend] = {}
@@ -69,12 +77,13 @@ def register_backend(name, description, probe=lambda: None, auto_min_n=lambda: 0
 
 
 def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False,
-             description="", max_n=None, k_order=False, **options):
+             description="", max_n=None, k_order=False, accepts=None, preferred=False, **options):
     """Decorator: make ``func(graph, plan) -> EngineOutput`` the (backend, algorithm) implementation."""
     def deco(func):
         _IMPLS[(backend, algorithm)] = Implementation(
             backend, algorithm, func, tuple(dtypes), predecessors, default,
-            description or (func.__doc__ or "").strip().split("\n")[0], max_n, k_order, options)
+            description or (func.__doc__ or "").strip().split("\n")[0], max_n, k_order, options,
+            accepts, preferred)
         return func
     return deco
 
@@ -124,25 +133,43 @@ def resolve_backend(name, n) -> str:
     raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
 
 
-def lookup(name, algorithm, *, dtype, predecessors, n) -> Implementation:
-    """The implementation for a resolved backend, refusing combinations it cannot run."""
+def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None) -> Implementation:
+    """The implementation for a resolved backend, refusing combinations it cannot run.
+
+    ``algorithm="auto"``: the first ``preferred`` algorithm that can run this call (dtype,
+    predecessors, n and, when given, the graph and the solve options), else the backend's
+    default."""
     impls = algorithms(name)
+    options = options or {}
     if algorithm == "auto":
-        impl = next(i for i in impls if i.default)
+        suited = (i for i in impls if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None)
+        impl = next(suited, None) or next(i for i in impls if i.default)
     else:
         impl = _IMPLS.get((name, algorithm))
         if impl is None:
             names = ", ".join(i.algorithm for i in impls)
             raise FloydwarpError(f"backend {name!r} has no algorithm {algorithm!r}; it has: {names}")
-    if _name(dtype) not in impl.dtypes:
-        raise FloydwarpError(
-            f"{name}/{impl.algorithm} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}")
-    if predecessors and not impl.predecessors:
-        with_pred = ", ".join(i.algorithm for i in impls if i.predecessors)
-        raise FloydwarpError(f"{name}/{impl.algorithm} cannot compute predecessors; these can: {with_pred}")
-    if impl.max_n is not None and n > impl.max_n:
-        raise FloydwarpError(f"{name}/{impl.algorithm} is limited to n <= {impl.max_n} (got n = {n})")
+    reason = _refusal(impl, dtype, predecessors, n, graph, options)
+    if reason:
+        raise FloydwarpError(reason)
     return impl
+
+
+def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
+    """Why ``impl`` cannot run this call, or None."""
+    name = f"{impl.backend}/{impl.algorithm}"
+    if _name(dtype) not in impl.dtypes:
+        return f"{name} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}"
+    if predecessors and not impl.predecessors:
+        with_pred = ", ".join(i.algorithm for i in algorithms(impl.backend) if i.predecessors)
+        return f"{name} cannot compute predecessors; these can: {with_pred}"
+    if impl.max_n is not None and n > impl.max_n:
+        return f"{name} is limited to n <= {impl.max_n} (got n = {n})"
+    if graph is not None and impl.accepts is not None:
+        reason = impl.accepts(graph, options)
+        if reason:
+            return f"{name} cannot run this call: {reason}"
+    return None
 
 
 @functools.lru_cache(maxsize=64)

@@ -18,7 +18,8 @@ from .result import Result
 
 def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors=False,
           block_size=None, threads=None, progress=None, **options) -> Result:
-    """All-pairs shortest paths by Floyd-Warshall.
+    """All-pairs shortest paths by Floyd-Warshall (or, when every edge weighs 1, by all-pairs
+    breadth-first search).
 
     Parameters
     ----------
@@ -26,11 +27,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         Dense arrays use ``inf`` for "no edge" (see :meth:`Graph.from_dense`).
     dtype : {"auto", "int16", "int32", "int64", "float32", "float64"}
         Distance type.  ``"auto"`` takes the narrowest type that provably holds
-        every shortest path; an explicit type that cannot is refused.
+        every shortest path (hop counts of ``bfs``: uint8 while they stay below 255);
+        an explicit type that cannot is refused.
     backend : {"auto", "cpu", "gpu", "reference", ...}
         Where to run; see ``floydwarp info`` for what is available.
     algorithm : str
-        The backend's algorithm ("auto" is its default).
+        The backend's algorithm.  ``"auto"``: ``bfs`` (cpu, gpu) when every edge weighs 1,
+        else the backend's default.
     predecessors : bool
         Also compute the predecessor matrix, for routes.
     block_size, threads : int, optional
@@ -62,12 +65,13 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     stats = graph.weight_stats()
     choice = numeric.choose_dtype(dtype, stats)
     name = registry.resolve_backend(backend, graph.n)
-    impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n)
+    impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n,
+                           graph=graph, options=options)
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
                 block_size=block_size, threads=threads, options=options, stats=stats,
-                verify_after=choice.verify_after)
+                verify_after=choice.verify_after, narrow=numeric.is_auto(dtype))
     prepared = time.perf_counter()
     with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
@@ -79,6 +83,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         return None        # an MPI rank other than 0: the result lives on rank 0
     ran = time.perf_counter()
     dist = out.dist
+    inf = plan.inf if dist.dtype == plan.dtype else numeric.inf_of(dist.dtype)     # a narrowed result's
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
     written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
     if plan.verify_after and not written:
@@ -87,7 +92,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         if not uncapped:
             raise numeric.too_narrow(choice.dtype, stats)
     timings = {"prepare": prepared - start, **out.timings, "finish": time.perf_counter() - ran}
-    return Result(dist, out.pred, inf=plan.inf, labels=graph.labels, backend=name,
+    return Result(dist, out.pred, inf=inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph, solver=solve,
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})

@@ -119,7 +119,9 @@ def plan_cases(config: BenchConfig) -> list[Case]:
         except ImportError as exc:
             raise BackendUnavailableError(f"backend {name!r} cannot be imported: {exc}") from exc
         for wanted in config.algorithms:
-            chosen = (impls if wanted == "all" else [i for i in impls if i.default] if wanted == "auto"
+            # "all": the algorithms for any graph (as common.algorithm_names: the random graphs are weighted)
+            chosen = ([i for i in impls if i.accepts is None] if wanted == "all"
+                      else [i for i in impls if i.default] if wanted == "auto"
                       else [i for i in impls if i.algorithm == wanted])
             unmatched -= {i.algorithm for i in chosen}
             pairs += [(name, i.algorithm) for i in chosen]

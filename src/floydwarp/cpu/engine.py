@@ -24,6 +24,8 @@ Algorithms
     rows i are relaxed in parallel.
 ``serial``
     The compiled textbook triple loop on one thread.
+``bfs`` (taken by ``algorithm="auto"`` when every edge weighs 1)
+    All-pairs breadth-first search, one bit per target (floydwarp/bfs.py, cpu/bfs.py).
 
 The first call of a (kernel, dtype) pair compiles it (or loads it from Numba's
 on-disk cache); that happens on a tiny matrix before the clock starts, so
@@ -34,9 +36,6 @@ and predecessors, ``timings["compile"]`` the compilation or cache load.
 from __future__ import annotations
 
 import functools
-import os
-from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 
@@ -46,6 +45,8 @@ from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
+from .storage import Storage
+from .threads import numba_threads
 
 register_backend("cpu", "Numba kernels, all cores")
 
@@ -64,8 +65,6 @@ BLOCK_RATES = {
 }
 #: The fastest tile per dtype at n = 2048.
 DEFAULT_BLOCK = {name: max(rates, key=rates.get) for name, rates in BLOCK_RATES.items()}
-#: bytes of tiles and result below which the memory check is skipped (it reads /proc)
-_SURELY_FITS = 64 << 20
 #: rows/serial report progress about this many times per run
 _PROGRESS_STEPS = 64
 
@@ -77,29 +76,6 @@ def _kernels():
     from . import kernels  # imports Numba: only when the cpu backend runs
 
     return kernels
-
-
-@contextmanager
-def _threads(requested, tasks=None):
-    """Run with ``requested`` Numba threads; by default all, or ``tasks`` when fewer (a
-    thread with nothing to do costs each parallel loop a wake-up: 3 us of a 5 us round)."""
-    import numba
-
-    limit = numba.config.NUMBA_NUM_THREADS
-    n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
-    if not 1 <= n <= limit:
-        raise FloydwarpError(
-            f"threads={requested} is out of range: Numba runs 1..{limit} threads here "
-            f"(set NUMBA_NUM_THREADS before starting Python for more)")
-    previous = numba.get_num_threads()
-    if previous == n:                  # the common case: nothing to set (it costs microseconds)
-        yield n
-        return
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
 
 
 @functools.lru_cache(maxsize=256)
@@ -165,7 +141,7 @@ def _solve(graph, plan, name, run):
     with sw("start"):
         d = graph.to_matrix(plan.dtype, plan.inf)
         pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
-    with _threads(plan.threads) as threads:
+    with numba_threads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
         if plan.n == 0:
             return EngineOutput(d, pred, {**sw.timings, "compute": 0.0}, metadata=metadata)
@@ -181,9 +157,11 @@ def _solve_blocked(graph, plan):
     """The blocked schedule on tiles built straight from the graph (no n x n start matrix),
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
-    store = Storage.for_plan(plan, bs)
+    padded = -(-plan.n // bs) * bs
+    per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
+    store = Storage.for_plan(plan, 2 * padded * padded * per_entry)         # tiles + the result matrix
     sw = Stopwatch()
-    with _threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
+    with numba_threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
@@ -193,8 +171,8 @@ def _solve_blocked(graph, plan):
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         with sw("compute"):
             schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
-            d = store.unpacked(t, plan.n, "dist")
-            pred = None if p is None else store.unpacked(p, plan.n, "pred")
+            d = unpacked(store, t, plan.n, "dist")
+            pred = None if p is None else unpacked(store, p, plan.n, "pred")
     store.release_tiles()
     return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
 
@@ -254,72 +232,14 @@ class Tiles:
             self.K.product_pred(self.t, self.p, r, self.clamp, self.lo)
 
 
-class Storage:
-    """Where the blocked engine keeps its tiles and writes its result: RAM, or memory-mapped
-    ``.npy`` files in a work folder when the matrix does not fit (the OS then streams the
-    tiles between disk and memory as the rounds touch them)."""
-
-    def __init__(self, workdir=None):
-        self.workdir = None if workdir is None else Path(workdir)
-        self._tile_files = []
-        self.metadata = {} if workdir is None else {"workdir": str(self.workdir)}
-
-    @classmethod
-    def for_plan(cls, plan, bs) -> "Storage":
-        workdir = plan.options.get("workdir")
-        if workdir is None:
-            padded = -(-plan.n // bs) * bs
-            per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
-            need = 2 * padded * padded * per_entry          # tiles + the result matrix
-            have = available_memory() if need > _SURELY_FITS else None
-            if have is not None and need > have:
-                raise FloydwarpError(
-                    f"the cpu backend needs {need:,} bytes of memory for n = {plan.n} "
-                    f"({np.dtype(plan.dtype).name}{' with predecessors' if plan.predecessors else ''}) "
-                    f"and {have:,} are available; pass workdir=DIR (--workdir DIR) to keep the matrix "
-                    f"in memory-mapped files there, or choose a narrower dtype")
-            return cls()
-        folder = Path(workdir)
-        if not folder.is_dir():
-            raise FloydwarpError(f"workdir {folder} is not a folder")
-        return cls(folder)
-
-    def tiles(self, shape, dtype):
-        if self.workdir is None:
-            return np.empty(shape, dtype)
-        path = self.workdir / f"floydwarp-tiles-{os.getpid()}-{len(self._tile_files)}.npy"
-        self._tile_files.append(path)
-        return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-
-    def result(self, shape, dtype, name):
-        if self.workdir is None:
-            return np.empty(shape, dtype)
-        return np.lib.format.open_memmap(self.workdir / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
-
-    def unpacked(self, tiles, n, name):
-        """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
-        otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
-        if self.workdir is None and tiles.shape[:3] == (1, 1, n):
-            return tiles[0, 0]
-        out = self.result((n, n), tiles.dtype, name)
-        _kernels().unpack(tiles, out)
-        return out
-
-    def release_tiles(self):
-        for path in self._tile_files:
-            path.unlink(missing_ok=True)
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available now (MemAvailable), or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+def unpacked(store, tiles, n, name):
+    """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
+    otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
+    if store.workdir is None and tiles.shape[:3] == (1, 1, n):
+        return tiles[0, 0]
+    out = store.result((n, n), tiles.dtype, name)
+    _kernels().unpack(tiles, out)
+    return out
 
 
 # --------------------------------------------------------------------------- rows, serial
@@ -379,3 +299,7 @@ def rows(graph, plan) -> EngineOutput:
 def serial(graph, plan) -> EngineOutput:
     """The compiled textbook triple loop, one thread."""
     return _solve(graph, plan, "serial", _run_serial)
+
+
+# cpu/bfs (all-pairs breadth-first search for unit weights), listed after the Floyd-Warshall algorithms
+from . import bfs  # noqa: E402,F401

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import numeric
-from ..cpu.engine import available_memory
+from ..cpu.storage import available_memory
 from ..errors import FloydwarpError
 from ..io import check_result_path, result_files
 from ..plan import EngineOutput

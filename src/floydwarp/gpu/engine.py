@@ -1,13 +1,14 @@
 """The ``gpu`` backend: CUDA C++ kernels compiled at run time (NVRTC) and launched through CuPy.
 
 Importing this module registers the backend and, through their modules, its algorithms:
-the seed kernels (seed.py), ``fast`` (fast.py) and ``out-of-core`` (ooc.py).  It never
+the seed kernels (seed.py), ``fast`` (fast.py), ``out-of-core`` (ooc.py) and ``bfs`` (bfs.py:
+all-pairs breadth-first search, taken by ``algorithm="auto"`` when every edge weighs 1).  It never
 imports CuPy; ``device.probe`` says why the backend cannot run here.
 """
 from __future__ import annotations
 
 from ..registry import register_backend
-from . import device, fast, ooc, seed  # noqa: F401 -- each registers its algorithms
+from . import bfs, device, fast, ooc, seed  # noqa: F401 -- each registers its algorithms
 
 #: ``backend="auto"`` takes the GPU from this many vertices on.  Seed 000 measured the
 #: CPU winning below ~70 vertices.  On the H100 machine (16 CPU cores), a whole solve of

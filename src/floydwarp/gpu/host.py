@@ -48,7 +48,7 @@ class HostMatrix:
             return cls(np.lib.format.open_memmap(path, mode="w+", dtype=dt, shape=(n, n)), False, slots, tile_bytes)
         from cupy.cuda import runtime as rt
 
-        from ..cpu.engine import available_memory
+        from ..cpu.storage import available_memory
 
         need = n * n * dt.itemsize
         have = available_memory()

@@ -20,7 +20,7 @@ import numpy as np
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
-#: C++ type of each distance dtype in the kernels (and of uint8, which batches store hop counts in).
+#: C++ type of each distance dtype in the kernels (uint8: hop counts, of gpu/bfs and batches).
 CTYPES = {
     "uint8": "unsigned char",
     "int16": "short",

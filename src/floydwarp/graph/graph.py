@@ -68,6 +68,7 @@ class Graph:
             raise FloydwarpError(f"{len(self.labels)} labels given for {self.n} vertices")
         self._stats = None
         self._num_edges = None
+        self._csr = {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -200,6 +201,21 @@ class Graph:
         w = matrix[src, dst]
         keep = (src != dst) | (w < 0)
         return src[keep], dst[keep], w[keep]
+
+    def csr(self, reverse: bool = False):
+        """``(indptr, indices)``: every vertex's out-neighbours (``reverse``: in-neighbours) in
+        ascending order, int64 offsets and int32 ids on the host -- the adjacency of the
+        breadth-first engines (a vertex's neighbours ``indices[indptr[v]:indptr[v + 1]]``).
+        Built once per graph and direction."""
+        cache = self._csr
+        if reverse not in cache:
+            src, dst, _ = self.edges()
+            order = np.lexsort((dst, src)) if src.size and np.any(np.diff(src * self.n + dst) < 0) else None
+            if order is not None:                 # dense graphs' edges and _dedupe_edges' come sorted already
+                src, dst = src[order], dst[order]
+            keys, values = (dst, src) if reverse else (src, dst)
+            cache[reverse] = numba_passes().bucket_by(keys.astype(np.int64), values.astype(np.int32), self.n)
+        return cache[reverse]
 
     def adjacency(self):
         """The edge structure as a SciPy CSR matrix of ones (for reachability)."""
@@ -440,7 +456,9 @@ def _dedupe_edges(n, src, dst, w):
     key = src * n + dst
     if np.all(key[1:] > key[:-1]):
         return src, dst, w          # already in order with no parallel edges (generators, most files): no sort
-    order = np.argsort(key, kind="stable")
+    # any order within a run of equal keys: the run keeps its minimum (NumPy's default sort is
+    # 4x faster than a stable one on the 40,000 turned-around arcs of a closeness call)
+    order = np.argsort(key)
     key, src, dst, w = key[order], src[order], dst[order], w[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     return src[starts], dst[starts], np.minimum.reduceat(w, starts)

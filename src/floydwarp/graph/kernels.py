@@ -177,3 +177,22 @@ def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out):
                 u = _scipy_entry(g, j, i, null_within, nonfinite_null, unweighted)
                 v = u if (u != u or u < v) else v
             out[i, j] = np.inf if i == j else v
+
+
+@njit(cache=True)
+def bucket_by(keys, values, n):
+    """``(indptr, indices)``: ``values`` grouped by ``keys`` in 0..n-1 (a CSR matrix of ones,
+    row ``k`` holding the values of key ``k`` in their order in the input), by a counting
+    sort: O(n + m), where a stable argsort of 400,000 keys took 29 ms."""
+    indptr = np.zeros(n + 1, np.int64)
+    for k in keys:
+        indptr[k + 1] += 1
+    for k in range(n):
+        indptr[k + 1] += indptr[k]
+    fill = indptr[:-1].copy()
+    indices = np.empty(keys.size, np.int32)
+    for e in range(keys.size):
+        k = keys[e]
+        indices[fill[k]] = values[e]
+        fill[k] += 1
+    return indptr, indices

@@ -103,7 +103,7 @@ def _dicts(result, nodes, integral, loops, predecessors):
     pred = {}
     d = result.dist
     unreachable = d >= result.inf
-    rows = d.tolist() if integral and d.dtype.kind == "i" else d.astype(np.float64).tolist()
+    rows = d.tolist() if integral and d.dtype.kind in "iu" else d.astype(np.float64).tolist()
     inf = float("inf")
     for i, u in enumerate(nodes):
         row = rows[i]

@@ -51,7 +51,7 @@ def _bound(name, args, kwargs):
 
 
 def _memory_reason(n: int) -> str | None:
-    from ..cpu.engine import available_memory
+    from ..cpu.storage import available_memory
 
     free = available_memory()
     needed = 2 * 8 * n * n           # float64 distances and a host copy: the widest case

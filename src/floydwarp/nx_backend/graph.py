@@ -89,7 +89,7 @@ def solve_edges(edges, *, predecessors=False, labels=False):
 def python_values(row, integral: bool) -> list:
     """A host row as Python numbers: ints for integer weights (exact sums of int64 distances
     come as Python ints already), floats otherwise."""
-    if row.dtype == object or (integral and row.dtype.kind == "i"):
+    if row.dtype == object or (integral and row.dtype.kind in "iu"):
         return row.tolist()
     return row.astype(np.float64).tolist()
 

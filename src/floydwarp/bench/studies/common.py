@@ -82,14 +82,16 @@ def backends_for(config, *, wanted=None, default=None, study="this") -> list[str
 
 def algorithm_names(backend: str, wanted) -> list[str]:
     """Algorithm names of ``backend`` for ``wanted`` ("auto", "all" or names; names the
-    backend lacks are left out -- :func:`check_algorithms` refuses names no backend has)."""
+    backend lacks are left out -- :func:`check_algorithms` refuses names no backend has).
+    "all" is every algorithm that solves any graph: the studies' graphs are weighted, which
+    the breadth-first algorithms (unit weights only) refuse; name them to include them."""
     from ... import registry
 
     impls = registry.algorithms(backend)
     out = []
     for w in wanted:
         if w == "all":
-            out += [i.algorithm for i in impls]
+            out += [i.algorithm for i in impls if i.accepts is None]
         elif w == "auto":
             out += [i.algorithm for i in impls if i.default]
         else:
