@@ -77,7 +77,7 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     plan = BatchPlan(dtype=choice.dtype, inf=inf, clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                      out_dtype=stored, out_inf=numeric.inf_of(stored),
                      threshold=numeric.unreachable_threshold(choice.dtype, stats), size=size,
-                     predecessors=predecessors, unweighted=unweighted, max_distance=cap)
+                     predecessors=predecessors, unweighted=unweighted, max_distance=cap, stats=stats)
     with progress_callback(progress, f"batch/{engine.name} {batch.count:,} graphs") as report:
         plan.progress = report
         out = engine.run(batch, plan)
