@@ -109,10 +109,12 @@ class GraphBatch:
     @classmethod
     def of(cls, obj, *, sizes=None, edge_weight=None) -> "GraphBatch":
         """The batch for whatever :func:`floydwarp.solve_batch` was given: a GraphBatch, a
-        PyG/DGL-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a padded
-        (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
+        PyG-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a batched DGL
+        graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
         if isinstance(obj, GraphBatch):
             return obj
+        if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges"):
+            return cls.from_dgl(obj, edge_weight)
         if hasattr(obj, "edge_index"):
             return cls.from_pyg(obj.edge_index, edge_weight if edge_weight is not None else
                                 getattr(obj, "edge_weight", None), batch=getattr(obj, "batch", None),
@@ -150,7 +152,12 @@ class GraphBatch:
         """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
         from ..inputs import as_graph
 
-        parts = [as_graph(g) for g in graphs]
+        parts = []
+        for g, graph in enumerate(graphs):
+            try:
+                parts.append(as_graph(graph))
+            except FloydwarpError as exc:
+                raise type(exc)(f"graph {g}: {exc}") from None
         sizes = np.array([g.n for g in parts], dtype=np.int64)
         edges = [g.edges() for g in parts]
         counts = np.array([e[0].size for e in edges], dtype=np.int64)
@@ -200,6 +207,19 @@ class GraphBatch:
         g, i, j = xp.nonzero(edge)
         eptr = xp.searchsorted(g, xp.arange(count + 1)).astype(xp.int64)
         return cls(sizes.astype(xp.int64), eptr, i.astype(xp.int32), j.astype(xp.int32), a[g, i, j])
+
+    @classmethod
+    def from_dgl(cls, graph, edge_weight=None) -> "GraphBatch":
+        """A batched DGL graph (``dgl.batch(graphs)``): its ``edges()`` (global vertex ids, each
+        graph's edges together), ``batch_num_nodes()`` and, for weights, ``edge_weight``: an
+        array, or the name of an ``edata`` field.  Checked and converted as :meth:`from_pyg`."""
+        src, dst = (maybe_from_dlpack(a) for a in graph.edges())
+        xp = array_module(src)
+        sizes = _index_array(maybe_from_dlpack(graph.batch_num_nodes()), "batch_num_nodes", xp)
+        if isinstance(edge_weight, str):
+            edge_weight = graph.edata[edge_weight]
+        ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
+        return cls.from_pyg(xp.stack([xp.asarray(src), xp.asarray(dst)]), edge_weight, ptr=ptr)
 
     @classmethod
     def from_pyg(cls, edge_index, edge_weight=None, *, batch=None, ptr=None, num_graphs=None) -> "GraphBatch":
