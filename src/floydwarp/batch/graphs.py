@@ -257,8 +257,10 @@ class GraphBatch:
                 weight = weight.astype(xp.int64)
             if weight.dtype.kind not in "iuf":
                 raise FloydwarpError(f"edge_weight must be numbers; got dtype {weight.dtype}")
-        edges = _host_edges if xp is np else _device_edges
-        local_src, local_dst, eptr, order, code, bad = edges(xp, src, dst, ptr, node_graph, nodes)
+        if xp is np:
+            local_src, local_dst, eptr, order, code, bad = _host_edges(src, dst, ptr)
+        else:
+            local_src, local_dst, eptr, order, code, bad = _device_edges(xp, src, dst, ptr, node_graph, nodes)
         if code:
             raise _edge_error(code, bad, src, dst, ptr, nodes)
         if weight is not None and weight.dtype.kind == "f":
@@ -275,7 +277,7 @@ class GraphBatch:
 
 
 # ---------------------------------------------------------------------- helpers
-def _host_edges(xp, src, dst, ptr, node_graph, nodes):
+def _host_edges(src, dst, ptr):
     """``(local source, local target, eptr, order, error code, first bad edge)`` of a host PyG
     batch: one parallel pass (kernels.pyg_edges) checks and converts the edges and, when they
     come grouped by graph as PyG stores them, finds each graph's first edge; otherwise the
