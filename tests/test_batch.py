@@ -142,6 +142,9 @@ def test_hop_counts_uint8_and_max_distance():
         want = np.where(np.isinf(ref), 255, np.minimum(ref, 3))
         np.testing.assert_array_equal(clipped.dist[g, :n, :n], want)
     assert fw.solve_batch(mats, unweighted=True, dtype="int16").dtype == np.int16
+    for dtype in ("auto", "int16", "float32"):          # a clip beyond every distance cuts nothing
+        far = fw.solve_batch(mats, unweighted=True, dtype=dtype, max_distance=10 ** 6)
+        np.testing.assert_array_equal(far.dist, fw.solve_batch(mats, unweighted=True, dtype=dtype).dist)
 
 
 def test_uint8_is_refused_or_widened_never_overflowed():

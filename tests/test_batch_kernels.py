@@ -195,3 +195,33 @@ def test_pyg_edges_over_many_chunks(chunk):
                 at = int(rng.integers(src.size))
                 t[at] = ptr[inside[inside != graph[at]][0]]
                 assert kernels.pyg_edges(src, t, ptr, chunk)[3:5] == _pyg_model(src, t, ptr) == (3, at)
+
+
+def test_device_edge_pass_agrees_with_the_host_pass():
+    """graphs._device_edges (whole-array operations, CuPy on a GPU) run with NumPy in CuPy's
+    place gives the host pass's answer: the first bad edge, eptr, and edges in graph order with
+    their local ids (the order within a graph may differ: NumPy's default sort is not stable)."""
+    from floydwarp.batch import graphs
+
+    rng = np.random.default_rng(17)
+    for trial in range(80):
+        src, dst, ptr = _random_pyg(rng, int(rng.integers(1, 25)))
+        if src.size > 1 and trial % 2:
+            perm = rng.permutation(src.size)
+            src, dst = src[perm], dst[perm]
+        if src.size and trial % 5 == 0:
+            dst = dst.copy()
+            dst[int(rng.integers(src.size))] = ptr[-1] + 1
+        node_graph = np.repeat(np.arange(ptr.size - 1), np.diff(ptr)) if trial % 3 == 0 else None
+        host = graphs._host_edges(src, dst, ptr)
+        device = graphs._device_edges(np, src, dst, ptr, node_graph, int(ptr[-1]))
+        assert host[4:] == device[4:]
+        if host[4]:
+            continue
+        np.testing.assert_array_equal(host[2], device[2])                   # eptr
+        graph = np.searchsorted(ptr, src, side="right") - 1
+        for local_src, local_dst, _, order, _, _ in (host, device):
+            order = np.arange(src.size) if order is None else order
+            np.testing.assert_array_equal(local_src, (src - ptr[graph])[order])  # the weights follow order
+            np.testing.assert_array_equal(local_dst, (dst - ptr[graph])[order])
+            np.testing.assert_array_equal(graph[order], np.sort(graph))         # in graph order

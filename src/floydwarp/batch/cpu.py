@@ -48,7 +48,8 @@ def run(batch, plan) -> BatchOutput:
         dist = np.empty((count, size, size), out_dt)
         pred = np.empty((count, size, size), np.int32) if plan.predecessors else None
         negative = np.zeros(count, dtype=bool)
-    top = threshold if plan.max_distance is None else plan.max_distance
+    # a clip at or above the threshold cuts nothing (and may not fit the arithmetic dtype)
+    top = threshold if plan.max_distance is None else min(plan.max_distance, threshold)
     scalars = (dt.type(inf), dt.type(-inf if plan.clamp else 0), bool(plan.clamp), dt.type(threshold),
                out_dt.type(plan.out_inf), dt.type(top), CHUNK, lanes(dt))
     with sw("compute"):
