@@ -117,8 +117,7 @@ def test_to_float64():
 def test_saturating_fits():
     """uint8 with saturating sums (the batch CPU kernel) holds non-negative integer weights
     whose every shortest path stays below 255."""
-    from floydwarp.numeric import WeightStats, saturating_fits
-
+    saturating_fits = numeric.saturating_fits
     assert saturating_fits("uint8", WeightStats(255, 1, 1, True))          # 254 hops
     assert not saturating_fits("uint8", WeightStats(256, 1, 1, True))      # 255 hops: INF
     assert saturating_fits("uint8", WeightStats(3, 0, 127, True))          # 254
