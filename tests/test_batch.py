@@ -20,6 +20,51 @@ def test_thousands_of_random_batches(kind):
         check(fw.solve_batch(mats), mats)
 
 
+def test_thousands_of_random_hop_count_batches():
+    """500 batches of hop counts (the saturating uint8 kernel), ragged sizes 0..40."""
+    rng = np.random.default_rng(23)
+    for _ in range(500):
+        mats = random_batch(rng, int(rng.integers(1, 7)), 40, KINDS[int(rng.integers(len(KINDS)))])
+        hops = [np.where(np.isinf(m), np.inf, 1.0) for m in mats]
+        r = fw.solve_batch(mats, unweighted=True)
+        assert r.dtype == np.uint8 and r.metadata["kernel_dtype"] == "uint8"
+        check(r, hops)
+
+
+@pytest.mark.parametrize("dtype", ["auto", "int16", "int32", "int64", "float32", "float64"])
+def test_sizes_around_whole_vectors(dtype):
+    """Graphs of 1, 2, 3 and 4 vectors a row and more (lanes: 32 uint8 ... 4 float64), each
+    size just below, at and above a multiple of the lanes, in one batch."""
+    rng = np.random.default_rng(len(dtype))
+    sizes = [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 96, 97, 130]
+    for kind in ("pos", "neg"):
+        mats = [random_graph(rng, n, kind) for n in rng.permutation(sizes)]
+        if dtype == "auto" and kind == "pos":
+            mats = [np.where(np.isinf(m), np.inf, np.minimum(m, 1)) for m in mats]   # reach < 255: uint8
+        r = fw.solve_batch(mats, dtype=dtype)
+        check(r, mats)
+
+
+def test_kernel_dtype_saturating_uint8_up_to_255_vertices():
+    """Hop counts of a 255-vertex path reach 254: still uint8 arithmetic; small integer weights
+    too, stored in the plan's dtype; 256 vertices or predecessors use the plan's dtype."""
+    path = np.full((255, 255), np.inf)
+    path[np.arange(254), np.arange(1, 255)] = 1
+    r = fw.solve_batch([path], unweighted=True)
+    assert r.metadata["kernel_dtype"] == "uint8" and r.dist[0, 0, 254] == 254 and r.dist[0, 254, 0] == 255
+    weighted = np.array([[0, 2.0, np.inf], [np.inf, 0, 3], [1, np.inf, 0]])
+    r = fw.solve_batch([weighted, weighted[:2, :2]])
+    assert (r.dtype.name, r.metadata["kernel_dtype"]) == ("int16", "uint8")
+    assert r.dist[0].tolist() == [[0, 2, 5], [4, 0, 3], [1, 3, 0]] and r.dist[1, 0, 2] == r.inf
+    assert fw.solve_batch([weighted], dtype="float32").dist[0, 1, 0] == 4.0
+    longer = np.full((256, 256), np.inf)
+    longer[np.arange(255), np.arange(1, 256)] = 1
+    assert fw.solve_batch([longer], unweighted=True).metadata["kernel_dtype"] == "int16"
+    assert fw.solve_batch([path], unweighted=True, predecessors=True).metadata["kernel_dtype"] == "int16"
+    clipped = fw.solve_batch([weighted * 100], max_distance=250)     # reach 500: int16 arithmetic, clipped
+    assert clipped.metadata["kernel_dtype"] == "int16" and clipped.dist[0, 0, 2] == 250
+
+
 @pytest.mark.parametrize("dtype", ["int16", "int32", "int64", "float32", "float64"])
 def test_every_dtype_and_three_input_forms(dtype):
     rng = np.random.default_rng(7)
@@ -46,6 +91,24 @@ def test_batch_vector_parallel_edges_and_unsorted_edges():
     r = fw.solve_batch(fw.GraphBatch.from_pyg(edge_index[:, perm], weight[perm], batch=batch,
                                               num_graphs=len(mats)))
     check(r, mats)
+
+
+def test_pyg_edges_in_many_chunks(monkeypatch):
+    """The parallel edge pass with chunks of a few edges: grouped and scattered edges give the
+    same graphs, and the first bad edge is the one named."""
+    from floydwarp.batch import graphs
+
+    monkeypatch.setattr(graphs, "EDGE_CHUNK", 5)
+    rng = np.random.default_rng(31)
+    mats = random_batch(rng, 25, 9, "pos")
+    edge_index, weight, ptr = pyg_of(mats)
+    check(fw.solve_batch(fw.GraphBatch.from_pyg(edge_index, weight, ptr=ptr)), mats)
+    perm = rng.permutation(edge_index.shape[1])
+    check(fw.solve_batch(fw.GraphBatch.from_pyg(edge_index[:, perm], weight[perm], ptr=ptr)), mats)
+    bad = edge_index.copy()
+    bad[1, 40], bad[0, 46] = ptr[-1], -3
+    with pytest.raises(FloydwarpError, match=rf"edge 40 \({bad[0, 40]} -> {ptr[-1]}\): target vertex"):
+        fw.GraphBatch.from_pyg(bad, ptr=ptr)
 
 
 def test_predecessors_equal_the_textbook_order():
@@ -79,6 +142,9 @@ def test_hop_counts_uint8_and_max_distance():
         want = np.where(np.isinf(ref), 255, np.minimum(ref, 3))
         np.testing.assert_array_equal(clipped.dist[g, :n, :n], want)
     assert fw.solve_batch(mats, unweighted=True, dtype="int16").dtype == np.int16
+    for dtype in ("auto", "int16", "float32"):          # a clip beyond every distance cuts nothing
+        far = fw.solve_batch(mats, unweighted=True, dtype=dtype, max_distance=10 ** 6)
+        np.testing.assert_array_equal(far.dist, fw.solve_batch(mats, unweighted=True, dtype=dtype).dist)
 
 
 def test_uint8_is_refused_or_widened_never_overflowed():
@@ -224,6 +290,42 @@ def test_bad_weights_name_graph_and_edge():
     padded[2, 1, 0] = np.nan
     with pytest.raises(FloydwarpError, match=r"max_distance must be a non-negative integer"):
         fw.solve_batch([random_graph(np.random.default_rng(0), 3, "pos")], max_distance=-1)
+
+
+def test_list_errors_name_the_graph():
+    with pytest.raises(FloydwarpError, match=r"graph 1: matrix entry \[0, 1\] has weight nan"):
+        fw.solve_batch([np.zeros((2, 2)), np.array([[0, np.nan], [1, 0]])])
+    with pytest.raises(FloydwarpError, match=r"graph 2: a weight matrix must be square"):
+        fw.solve_batch([np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((2, 3))])
+
+
+def test_pyg_and_dgl_objects_of_torch_tensors():
+    """A PyG ``Batch``-like object and a batched DGL graph, both holding Torch tensors (the
+    attributes and methods solve_batch reads; neither library is needed)."""
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(12)
+    mats = random_batch(rng, 15, 9, "pos")
+    edge_index, weight, ptr = pyg_of(mats)
+    node_graph = np.repeat(np.arange(len(mats)), np.diff(ptr))
+    pyg = SimpleNamespace(edge_index=torch.from_numpy(edge_index), edge_weight=torch.from_numpy(weight),
+                          batch=torch.from_numpy(node_graph), ptr=None, num_graphs=len(mats))
+    check(fw.solve_batch(pyg), mats)
+
+    class BatchedDGLGraph:
+        edata = {"w": torch.from_numpy(weight)}
+
+        def edges(self):
+            return torch.from_numpy(edge_index[0]), torch.from_numpy(edge_index[1])
+
+        def batch_num_nodes(self):
+            return torch.from_numpy(np.diff(ptr))
+
+    check(fw.solve_batch(BatchedDGLGraph(), edge_weight="w"), mats)
+    check(fw.solve_batch(BatchedDGLGraph(), edge_weight=torch.from_numpy(weight)), mats)
+    hops = fw.solve_batch(BatchedDGLGraph(), unweighted=True)
+    check(hops, [np.where(np.isinf(m), np.inf, 1.0) for m in mats])
 
 
 def test_backends_and_dlpack_inputs():

@@ -112,3 +112,18 @@ def test_to_float64():
     d = np.array([[0, inf], [-3, 0]], dtype=np.int32)
     out = numeric.to_float64(d, inf)
     assert out.dtype == np.float64 and out[0, 1] == np.inf and out[1, 0] == -3
+
+
+def test_saturating_fits():
+    """uint8 with saturating sums (the batch CPU kernel) holds non-negative integer weights
+    whose every shortest path stays below 255."""
+    saturating_fits = numeric.saturating_fits
+    assert saturating_fits("uint8", WeightStats(255, 1, 1, True))          # 254 hops
+    assert not saturating_fits("uint8", WeightStats(256, 1, 1, True))      # 255 hops: INF
+    assert saturating_fits("uint8", WeightStats(3, 0, 127, True))          # 254
+    assert not saturating_fits("uint8", WeightStats(3, 0, 128, True))
+    assert saturating_fits("uint8", WeightStats(1, 0, 254, True))          # a lone self-loop
+    assert not saturating_fits("uint8", WeightStats(1, 0, 255, True))      # the weight itself is INF
+    assert not saturating_fits("uint8", WeightStats(3, -1, 2, True))
+    assert not saturating_fits("uint8", WeightStats(3, 0.5, 2, False))
+    assert not saturating_fits("int16", WeightStats(3, 1, 1, True))

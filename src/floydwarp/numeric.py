@@ -72,7 +72,7 @@ def is_integer(dtype) -> bool:
 def inf_of(dtype):
     """The value that means "unreachable" in a distance matrix of this dtype."""
     dt = np.dtype(dtype)
-    if dt.kind == "u":                     # storage only (STORAGE_DTYPES): no sum is formed in it
+    if dt.kind == "u":                     # storage, or saturating sums (saturating_fits)
         return dt.type(np.iinfo(dt).max)
     if dt.kind == "i":
         return dt.type(np.iinfo(dt).max // 2)
@@ -250,6 +250,15 @@ def hop_storage(dtype, narrow: bool) -> tuple:
         return (dtype,)
     wider = _AUTO_INTEGER_ORDER[:_AUTO_INTEGER_ORDER.index(dtype.name) + 1]
     return (np.dtype(STORAGE_DTYPES[0]), *map(np.dtype, wider))
+
+
+def saturating_fits(dtype, stats: WeightStats) -> bool:
+    """True when saturating unsigned arithmetic in ``dtype`` (INF = its maximum, and INF + x
+    stays INF: no sum wraps) provably holds every shortest path: integral non-negative
+    weights, every weight and ``pos_bound`` below INF.  The batch CPU kernels add hop counts
+    this way in uint8 (batch/vectors.py), twice the lanes of int16."""
+    return (np.dtype(dtype).kind == "u" and stats.integral and not stats.has_negative
+            and weights_below(stats, int(inf_of(dtype))) and stats.pos_bound < int(inf_of(dtype)))
 
 
 def _name_of(dtype) -> str | None:

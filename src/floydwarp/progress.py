@@ -4,20 +4,21 @@ from __future__ import annotations
 import contextlib
 
 
-def progress_callback(progress, description=""):
+def progress_callback(progress, description="", unit="round"):
     """A context that yields ``report(done, total)`` for an engine, or None when nobody listens.
 
-    The bar appears only once a run has taken a second, so short runs print nothing.
+    The bar (counting ``unit``) appears only once a run has taken a second, so short runs
+    print nothing.
     """
     if not progress:
         return contextlib.nullcontext()
     if callable(progress) and progress is not True:
         return contextlib.nullcontext(progress)
-    return _bar(description)
+    return _bar(description, unit)
 
 
 @contextlib.contextmanager
-def _bar(description):
+def _bar(description, unit):
     from tqdm.auto import tqdm
 
     bar = None
@@ -25,7 +26,7 @@ def _bar(description):
     def report(done, total):
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc=description, unit="round", leave=False, delay=1.0)
+            bar = tqdm(total=total, desc=description, unit=unit, leave=False, delay=1.0)
         bar.update(done - bar.n)
 
     try:

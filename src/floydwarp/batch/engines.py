@@ -53,6 +53,9 @@ class BatchPlan:
     unweighted: bool = False
     #: reachable distances above this are stored as it (None: no clip)
     max_distance: Any = None
+    #: the batch's weight bounds (numeric.WeightStats, one for every member): an engine may
+    #: add in a narrower dtype that provably holds them (None: unknown)
+    stats: Any = None
     progress: Callable[[int, int], None] | None = None
     options: dict = field(default_factory=dict)
 

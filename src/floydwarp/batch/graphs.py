@@ -20,6 +20,9 @@ from ..dlpack import maybe_from_dlpack
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
+#: edges a thread checks and converts at a time (kernels.pyg_edges)
+EDGE_CHUNK = 1 << 16
+
 
 class GraphBatch:
     """B graphs of up to a few hundred vertices each, as one edge list.
@@ -106,10 +109,12 @@ class GraphBatch:
     @classmethod
     def of(cls, obj, *, sizes=None, edge_weight=None) -> "GraphBatch":
         """The batch for whatever :func:`floydwarp.solve_batch` was given: a GraphBatch, a
-        PyG/DGL-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a padded
-        (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
+        PyG-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a batched DGL
+        graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
         if isinstance(obj, GraphBatch):
             return obj
+        if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges"):
+            return cls.from_dgl(obj, edge_weight)
         if hasattr(obj, "edge_index"):
             return cls.from_pyg(obj.edge_index, edge_weight if edge_weight is not None else
                                 getattr(obj, "edge_weight", None), batch=getattr(obj, "batch", None),
@@ -147,7 +152,12 @@ class GraphBatch:
         """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
         from ..inputs import as_graph
 
-        parts = [as_graph(g) for g in graphs]
+        parts = []
+        for g, graph in enumerate(graphs):
+            try:
+                parts.append(as_graph(graph))
+            except FloydwarpError as exc:
+                raise type(exc)(f"graph {g}: {exc}") from None
         sizes = np.array([g.n for g in parts], dtype=np.int64)
         edges = [g.edges() for g in parts]
         counts = np.array([e[0].size for e in edges], dtype=np.int64)
@@ -199,6 +209,19 @@ class GraphBatch:
         return cls(sizes.astype(xp.int64), eptr, i.astype(xp.int32), j.astype(xp.int32), a[g, i, j])
 
     @classmethod
+    def from_dgl(cls, graph, edge_weight=None) -> "GraphBatch":
+        """A batched DGL graph (``dgl.batch(graphs)``): its ``edges()`` (global vertex ids, each
+        graph's edges together), ``batch_num_nodes()`` and, for weights, ``edge_weight``: an
+        array, or the name of an ``edata`` field.  Checked and converted as :meth:`from_pyg`."""
+        src, dst = (maybe_from_dlpack(a) for a in graph.edges())
+        xp = array_module(src)
+        sizes = _index_array(maybe_from_dlpack(graph.batch_num_nodes()), "batch_num_nodes", xp)
+        if isinstance(edge_weight, str):
+            edge_weight = graph.edata[edge_weight]
+        ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
+        return cls.from_pyg(xp.stack([xp.asarray(src), xp.asarray(dst)]), edge_weight, ptr=ptr)
+
+    @classmethod
     def from_pyg(cls, edge_index, edge_weight=None, *, batch=None, ptr=None, num_graphs=None) -> "GraphBatch":
         """The PyTorch Geometric / DGL layout: ``edge_index`` (2, E) of global vertex ids,
         optional ``edge_weight`` (E,), and either ``batch`` (each vertex's graph, sorted) or
@@ -235,47 +258,71 @@ class GraphBatch:
             if weight.dtype.kind not in "iuf":
                 raise FloydwarpError(f"edge_weight must be numbers; got dtype {weight.dtype}")
         if xp is np:
-            from .kernels import pyg_edges     # one pass over the edges (Numba)
-
-            local_src, local_dst, eg, code, bad = pyg_edges(src, dst, ptr)
+            local_src, local_dst, eptr, order, code, bad = _host_edges(src, dst, ptr)
         else:
-            eg, local_src, local_dst, code, bad = _pyg_edges(xp, src, dst, ptr, node_graph, nodes)
+            local_src, local_dst, eptr, order, code, bad = _device_edges(xp, src, dst, ptr, node_graph, nodes)
         if code:
             raise _edge_error(code, bad, src, dst, ptr, nodes)
         if weight is not None and weight.dtype.kind == "f":
             bad = _first(xp, ~xp.isfinite(weight))
             if bad is not None:
-                raise FloydwarpError(f"edge {bad} (graph {int(eg[bad])}, {int(local_src[bad])} -> "
-                                     f"{int(local_dst[bad])}) has weight {float(weight[bad])}: weights must be "
-                                     "finite numbers")
-        if eg.size > 1 and bool((eg[1:] < eg[:-1]).any()):
-            order = xp.argsort(eg, kind="stable") if xp is np else xp.argsort(eg)
-            eg, local_src, local_dst = eg[order], local_src[order], local_dst[order]
+                u, v = int(src[bad]), int(dst[bad])
+                g = _graph_of(ptr, u)
+                start = int(ptr[g])
+                raise FloydwarpError(f"edge {bad} (graph {g}, {u - start} -> {v - start}) has weight "
+                                     f"{float(weight[bad])}: weights must be finite numbers")
+        if order is not None:
             weight = None if weight is None else weight[order]
-        eptr = xp.searchsorted(eg, xp.arange(count + 1)).astype(xp.int64)
         return cls(xp.diff(ptr), eptr, local_src, local_dst, weight)
 
 
 # ---------------------------------------------------------------------- helpers
-def _pyg_edges(xp, src, dst, ptr, node_graph, nodes):
-    """The device twin of kernels.pyg_edges: ``(graph of each edge, local source, local target,
-    error code, first bad edge)``; codes 1/2: source/target out of range, 3: edge across graphs."""
+def _host_edges(src, dst, ptr):
+    """``(local source, local target, eptr, order, error code, first bad edge)`` of a host PyG
+    batch: one parallel pass (kernels.pyg_edges) checks and converts the edges and, when they
+    come grouped by graph as PyG stores them, finds each graph's first edge; otherwise the
+    edges are put in graph order (``order``: the permutation, for the weights).  Codes 1/2:
+    source/target out of range, 3: an edge across graphs."""
+    from .kernels import pyg_edges     # Numba
+
+    local_src, local_dst, eptr, code, bad, grouped = pyg_edges(src, dst, ptr, EDGE_CHUNK)
+    if code or grouped:
+        return local_src, local_dst, eptr, None, code, bad
+    graph = np.searchsorted(ptr, src, side="right") - 1
+    order = np.argsort(graph, kind="stable")
+    eptr = np.searchsorted(graph[order], np.arange(ptr.size)).astype(np.int64)
+    return local_src[order], local_dst[order], eptr, order, 0, -1
+
+
+def _device_edges(xp, src, dst, ptr, node_graph, nodes):
+    """:func:`_host_edges` for device arrays, in whole-array CuPy operations."""
     for code, ids in ((1, src), (2, dst)):
         bad = _first(xp, (ids < 0) | (ids >= nodes))
         if bad is not None:
-            return None, None, None, code, bad
+            return None, None, None, None, code, bad
     find = (lambda v: node_graph[v]) if node_graph is not None else \
         (lambda v: xp.searchsorted(ptr, v, side="right") - 1)
     eg = find(src)
     bad = _first(xp, eg != find(dst))
     if bad is not None:
-        return None, None, None, 3, bad
+        return None, None, None, None, 3, bad
     start = ptr[eg]
-    return eg, (src - start).astype(xp.int32), (dst - start).astype(xp.int32), 0, -1
+    local_src, local_dst = (src - start).astype(xp.int32), (dst - start).astype(xp.int32)
+    order = None
+    if eg.size > 1 and bool((eg[1:] < eg[:-1]).any()):
+        order = xp.argsort(eg)
+        eg, local_src, local_dst = eg[order], local_src[order], local_dst[order]
+    eptr = xp.searchsorted(eg, xp.arange(ptr.size)).astype(xp.int64)
+    return local_src, local_dst, eptr, order, 0, -1
+
+
+def _graph_of(ptr, vertex) -> int:
+    """The graph that holds ``vertex`` (the last one starting at or before it)."""
+    return int(np.searchsorted(np.asarray(to_host(ptr)), vertex, side="right")) - 1
 
 
 def _edge_error(code, bad, src, dst, ptr, nodes) -> FloydwarpError:
-    """The message for edge ``bad`` of a PyG batch, by the code of :func:`_pyg_edges`."""
+    """The message for edge ``bad`` of a PyG batch, by the code of :func:`_host_edges`."""
     bad = int(bad)
     u, v = int(src[bad]), int(dst[bad])
     if code in (1, 2):
@@ -283,7 +330,7 @@ def _edge_error(code, bad, src, dst, ptr, nodes) -> FloydwarpError:
         return FloydwarpError(f"edge {bad} ({u} -> {v}): {name} vertex {w} is out of range 0..{nodes - 1} "
                               f"(the batch has {nodes} vertices)")
     host = np.asarray(to_host(ptr))
-    gu, gv = (int(np.searchsorted(host, x, side="right")) - 1 for x in (u, v))
+    gu, gv = _graph_of(host, u), _graph_of(host, v)
     return FloydwarpError(f"edge {bad} ({u} -> {v}) is out of range for its graph: vertex {u} is in graph {gu} "
                           f"(vertices {int(host[gu])}..{int(host[gu + 1]) - 1}) but vertex {v} is in graph {gv}")
 

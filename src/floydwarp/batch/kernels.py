@@ -1,18 +1,17 @@
 """Numba kernels of the batched CPU engine: one ``prange`` over graphs, each graph's
 matrix small enough to stay in the core's L1 cache while Floyd-Warshall runs on it.
 
-Every graph is solved in a scratch matrix whose rows are padded to a whole number of
-64-byte vectors (``lanes(dtype)`` entries): the ``j`` loop then runs over full vectors
-with no scalar remainder.  The padding columns start at INF and only ever receive
-candidates through padding columns of row k, so they never reach a real entry (``k``
-runs over the graph's own vertices only).  Row ``k`` is copied to its own buffer each
-round so the vectorizer sees two arrays that cannot alias.
+Every graph is solved in a flat scratch matrix whose rows are padded to a whole number of
+vectors (``width = nv * lanes(dtype)`` entries, row ``i`` at ``i * width``): the row
+updates (vectors.py) then run on full vectors with no scalar remainder.  The padding
+columns start at INF and only ever receive candidates through padding columns of row k,
+so they never reach a real entry (``k`` runs over the graph's own vertices only).
 
-Arithmetic follows numeric.py: sums are narrowed to the matrix dtype (INF = max // 2
-makes every sum of two entries representable), a candidate wins only when strictly
-smaller (NaN never does), and with ``clamp`` every new entry is kept at or above
-``-INF``.  A pair whose ``d[i, k]`` is INF (exactly: no path yet) is skipped: no path
-runs through k from i, and the entry it would lower is an unreachable one.
+Arithmetic follows numeric.py (vectors.py says how each dtype adds): a candidate wins
+only when strictly smaller, and with ``clamp`` every new entry is kept at or above
+``-INF``.  The distance kernel takes two pivots (k, k + 1) per pass over the matrix:
+row k + 1 and each d[i, k + 1] first take their step-k values, then every row takes both
+steps at once -- the textbook recurrence, half the loads and stores.
 """
 from __future__ import annotations
 
@@ -20,137 +19,122 @@ import numpy as np
 from numba import njit, prange
 
 from ..cpu.kernels import narrow
-
-#: bytes of the widest vector register the rows are padded for (AVX-512)
-VECTOR_BYTES = 32
-
-
-def lanes(dtype) -> int:
-    return max(1, VECTOR_BYTES // np.dtype(dtype).itemsize)
+from .vectors import minplus_row, minplus_row_pair, store_vector
 
 
 @njit(cache=True)
 def _load(d, n, width, inf, src, dst, w, lo, hi):
-    """d[:n, :width] = the start matrix of one graph from its edges src/dst/w[lo:hi]."""
+    """d[:n * width] = the start matrix of one graph from its edges src/dst/w[lo:hi]
+    (``w`` None: every edge weighs 1)."""
+    for e in range(n * width):
+        d[e] = inf
     for i in range(n):
-        for j in range(width):
-            d[i, j] = inf
-        d[i, i] = 0
+        d[i * width + i] = 0
     for e in range(lo, hi):
-        i = src[e]
-        j = dst[e]
-        x = w[e]
-        if x < d[i, j]:
-            d[i, j] = x
+        at = src[e] * width + dst[e]
+        x = 1 if w is None else w[e]
+        if x < d[at]:
+            d[at] = x
 
 
 @njit(cache=True)
-def _relax(d, row, row2, n, width, inf, lo, clamp):
-    """Floyd-Warshall on d[:n, :width], two pivots (k, k + 1) per pass over the matrix:
-    row k + 1 and each d[i, k + 1] first take their step-k values, then every row takes
-    both steps at once -- the textbook recurrence, half the loads and stores."""
+def _relax(d, row2, n, width, nv, lo, clamp):
+    """Floyd-Warshall on one graph's rows; rows of 1..4 vectors get straight-line code."""
+    if nv == 1:
+        _pivots(d, row2, n, width, 1, lo, clamp)
+    elif nv == 2:
+        _pivots(d, row2, n, width, 2, lo, clamp)
+    elif nv == 3:
+        _pivots(d, row2, n, width, 3, lo, clamp)
+    elif nv == 4:
+        _pivots(d, row2, n, width, 4, lo, clamp)
+    else:
+        _pivots(d, row2, n, width, nv, lo, clamp)
+
+
+@njit(inline="always")
+def _pivots(d, row2, n, width, nv, lo, clamp):
+    """The pivots two at a time (row2: row k + 1 after step k); inlined, so a constant
+    ``nv`` reaches the intrinsics as a literal."""
     for k in range(0, n - 1, 2):
-        k1 = k + 1
-        b = d[k1, k]
-        for j in range(width):
-            x = narrow(b + d[k, j], d)
-            if clamp:
-                x = x if x > lo else lo
-            y = d[k1, j]
-            row[j] = d[k, j]
-            row2[j] = x if x < y else y
-        dkk1 = row[k1]
+        bk = k * width
+        b1 = bk + width
+        minplus_row(row2, 0, d, b1, d[b1 + k], d, bk, nv, lo, clamp)
+        dkk1 = d[bk + k + 1]
         for i in range(n):
-            a = d[i, k]
-            a2 = d[i, k1]
-            x = narrow(a + dkk1, d)
-            a2 = x if x < a2 else a2
-            if clamp:
-                a2 = a2 if a2 > lo else lo
-            if a == inf:
-                if a2 == inf:
-                    continue
-                _step(d, i, a2, row2, width, lo, clamp)
-            elif a2 == inf:
-                _step(d, i, a, row, width, lo, clamp)
-            else:
-                for j in range(width):
-                    x = narrow(a + row[j], d)
-                    y = narrow(a2 + row2[j], d)
-                    x = x if x < y else y
-                    if clamp:
-                        x = x if x > lo else lo
-                    d[i, j] = x if x < d[i, j] else d[i, j]
+            minplus_row_pair(d, i * width, k, dkk1, d, bk, row2, nv, lo, clamp)
     if n % 2:
-        k = n - 1
-        for j in range(width):
-            row[j] = d[k, j]
+        bk = (n - 1) * width
         for i in range(n):
-            a = d[i, k]
-            if a != inf:
-                _step(d, i, a, row, width, lo, clamp)
-
-
-@njit(cache=True)
-def _step(d, i, a, row, width, lo, clamp):
-    """d[i, :width] = min(d[i, :width], a + row) (clamped at lo)."""
-    for j in range(width):
-        x = narrow(a + row[j], d)
-        if clamp:
-            x = x if x > lo else lo
-        d[i, j] = x if x < d[i, j] else d[i, j]
+            bi = i * width
+            minplus_row(d, bi, d, bi, d[bi + n - 1], d, bk, nv, lo, clamp)
 
 
 @njit(cache=True)
 def _relax_pred(d, p, row, prow, n, width, inf, lo, clamp):
+    """One pivot at a time, a win also taking row k's predecessor (SciPy's convention)."""
     for k in range(n):
+        bk = k * width
         for j in range(width):
-            row[j] = d[k, j]
-            prow[j] = p[k, j]
+            row[j] = d[bk + j]
+            prow[j] = p[bk + j]
         for i in range(n):
-            a = d[i, k]
+            bi = i * width
+            a = d[bi + k]
             if a == inf:
                 continue
             for j in range(width):
                 x = narrow(a + row[j], d)
                 if clamp and x < lo:
                     x = lo
-                if x < d[i, j]:
-                    d[i, j] = x
-                    p[i, j] = prow[j]
+                if x < d[bi + j]:
+                    d[bi + j] = x
+                    p[bi + j] = prow[j]
 
 
 @njit(cache=True)
-def _store(d, n, out, g, threshold, out_inf, clip, max_distance):
-    """out[g] = d[:n, :n] with unreachable entries at out_inf and, with ``clip``, reachable
-    distances above max_distance cut to it; padding rows and columns at out_inf.
-    Returns whether a diagonal entry is negative (a negative cycle).  Branch-free selects,
-    so the loops vectorize."""
-    size = out.shape[1]
-    top = max_distance if clip else threshold
-    negative = False
+def _store(d, n, width, flat, base, size, threshold, out_inf, top, lanes_):
+    """Graph g's padded size x size block of the output (``flat[base:]``, rows of ``size``):
+    distances below ``threshold`` (at most ``top``), out_inf for the rest and the padding.
+    Whole vectors (vectors.store_vector): a vector may run past its row into the next one,
+    which is written after it; the block's last vector is moved back inside it (or, for
+    blocks narrower than a vector, its entries written one by one), so no store leaves
+    the block another thread may be writing."""
+    end = base + size * size
+    for i in range(size):
+        row = base + i * size
+        valid = n if i < n else 0
+        di = i * width
+        for o in range(0, size, lanes_):
+            if row + o + lanes_ <= end:
+                store_vector(flat, row + o, d, di + o, valid - o, threshold, out_inf, top)
+            elif size >= lanes_:
+                back = size - lanes_
+                store_vector(flat, row + back, d, di + back, valid - back, threshold, out_inf, top)
+                break
+            else:
+                for j in range(o, size):
+                    v = d[di + j] if j < valid else threshold
+                    flat[row + j] = out_inf if v >= threshold else (v if v < top else top)
+                break
+
+
+@njit(cache=True)
+def _negative(d, n, width):
+    """A negative diagonal entry: the graph has a negative cycle."""
     for i in range(n):
-        o = out[g, i]
-        for j in range(n):
-            v = d[i, j]
-            c = v if v < top else top
-            o[j] = out_inf if v >= threshold else c
-        for j in range(n, size):
-            o[j] = out_inf
-        negative = negative or d[i, i] < 0
-    for i in range(n, size):
-        o = out[g, i]
-        for j in range(size):
-            o[j] = out_inf
-    return negative
+        if d[i * width + i] < 0:
+            return True
+    return False
 
 
 @njit(cache=True)
-def _store_pred(p, n, d, threshold, pred, g, none):
+def _store_pred(p, n, width, d, threshold, pred, g, none):
     size = pred.shape[1]
     for i in range(n):
+        bi = i * width
         for j in range(n):
-            pred[g, i, j] = p[i, j] if d[i, j] < threshold else none
+            pred[g, i, j] = p[bi + j] if d[bi + j] < threshold else none
         for j in range(n, size):
             pred[g, i, j] = none
     for i in range(n, size):
@@ -159,33 +143,40 @@ def _store_pred(p, n, d, threshold, pred, g, none):
 
 
 @njit(parallel=True, cache=True)
-def solve_all(sizes, eptr, src, dst, w, out, negative, inf, lo, clamp, threshold, out_inf, clip,
-              max_distance, width_max, chunk, lanes_):
-    """Distances of every graph into ``out`` (B, N, N); ``negative[g]`` flags a negative cycle."""
+def solve_all(sizes, eptr, src, dst, w, out, negative, inf, lo, clamp, threshold, out_inf, top,
+              chunk, lanes_):
+    """Distances of every graph into ``out`` (B, N, N) in the arithmetic of ``inf``'s dtype
+    (``w`` None: hop counts), reachable ones at most ``top`` (the clip, else the threshold);
+    ``negative[g]`` flags a negative cycle."""
     count = sizes.size
     size = out.shape[1]
+    flat = out.reshape(out.size)
+    width_max = max(lanes_, (size + lanes_ - 1) // lanes_ * lanes_)
     for c in prange((count + chunk - 1) // chunk):
-        d = np.empty((size, width_max), w.dtype)
-        row = np.empty(width_max, w.dtype)
-        row2 = np.empty(width_max, w.dtype)
+        d = np.full(size * width_max + lanes_, inf)       # + one vector: _store reads whole vectors
+        row2 = np.full(width_max, inf)
         for g in range(c * chunk, min(count, (c + 1) * chunk)):
             n = sizes[g]
-            width = (n + lanes_ - 1) // lanes_ * lanes_
+            nv = (n + lanes_ - 1) // lanes_
+            width = nv * lanes_
             _load(d, n, width, inf, src, dst, w, eptr[g], eptr[g + 1])
-            _relax(d, row, row2, n, width, inf, lo, clamp)
-            negative[g] = _store(d, n, out, g, threshold, out_inf, clip, max_distance)
+            _relax(d, row2, n, width, nv, lo, clamp)
+            _store(d, n, width, flat, g * size * size, size, threshold, out_inf, top, lanes_)
+            negative[g] = _negative(d, n, width)
 
 
 @njit(parallel=True, cache=True)
-def solve_all_pred(sizes, eptr, src, dst, w, out, pred, negative, inf, lo, clamp, threshold, out_inf, clip,
-                   max_distance, width_max, chunk, lanes_, none):
+def solve_all_pred(sizes, eptr, src, dst, w, out, pred, negative, inf, lo, clamp, threshold, out_inf,
+                   top, chunk, lanes_, none):
     """:func:`solve_all` with predecessors (SciPy's convention, ``none`` where there is none)."""
     count = sizes.size
     size = out.shape[1]
+    flat = out.reshape(out.size)
+    width_max = max(lanes_, (size + lanes_ - 1) // lanes_ * lanes_)
     for c in prange((count + chunk - 1) // chunk):
-        d = np.empty((size, width_max), w.dtype)
-        p = np.empty((size, width_max), np.int32)
-        row = np.empty(width_max, w.dtype)
+        d = np.full(size * width_max + lanes_, inf)       # + one vector: _store reads whole vectors
+        p = np.empty(size * width_max, np.int32)
+        row = np.full(width_max, inf)
         prow = np.empty(width_max, np.int32)
         for g in range(c * chunk, min(count, (c + 1) * chunk)):
             n = sizes[g]
@@ -193,36 +184,72 @@ def solve_all_pred(sizes, eptr, src, dst, w, out, pred, negative, inf, lo, clamp
             _load(d, n, width, inf, src, dst, w, eptr[g], eptr[g + 1])
             for i in range(n):
                 for j in range(width):
-                    p[i, j] = i if d[i, j] < inf and i != j else none
+                    p[i * width + j] = i if d[i * width + j] < inf and i != j else none
             _relax_pred(d, p, row, prow, n, width, inf, lo, clamp)
-            _store_pred(p, n, d, threshold, pred, g, none)
-            negative[g] = _store(d, n, out, g, threshold, out_inf, clip, max_distance)
+            _store_pred(p, n, width, d, threshold, pred, g, none)
+            _store(d, n, width, flat, g * size * size, size, threshold, out_inf, top, lanes_)
+            negative[g] = _negative(d, n, width)
 
 
 @njit(cache=True)
-def pyg_edges(src, dst, ptr):
-    """One pass over a PyG batch's edges: ``(local source, local target, graph of each edge,
-    code, first bad edge)``, code 1/2 for a source/target outside the batch, 3 for an edge
-    between two graphs (graphs.py words the error).  Edges usually come grouped by graph,
-    so the graph is looked up (binary search in ``ptr``) only when the source leaves it."""
-    count = src.size
+def _graph_of(ptr, vertex):
+    """The graph that holds ``vertex``: the last ``g`` with ``ptr[g] <= vertex``."""
+    return np.searchsorted(ptr, vertex, side="right") - 1
+
+
+@njit(parallel=True, cache=True)
+def pyg_edges(src, dst, ptr, chunk):
+    """One parallel pass over a PyG batch's edges, ``chunk`` edges a thread at a time:
+    ``(local source, local target, eptr, code, first bad edge, grouped)``.  Code 1/2: a
+    source/target outside the batch, 3: an edge between two graphs (graphs.py words the
+    error; the first bad edge in edge order).  ``grouped``: each graph's edges come together
+    and in graph order, as PyG stores them; only then is ``eptr`` (B + 1: graph g's edges
+    are ``eptr[g] .. eptr[g + 1] - 1``) filled.  A graph is looked up (binary search in
+    ``ptr``) only when the source leaves the current one; every edge writes the ``eptr``
+    entries of the graphs its predecessor's graph is followed by, so threads write
+    disjoint entries."""
+    edges = src.size
+    count = ptr.size - 1
     nodes = ptr[-1]
-    local_src = np.empty(count, np.int32)
-    local_dst = np.empty(count, np.int32)
-    graph = np.empty(count, np.int64)
-    g = 0
-    for e in range(count):
-        u = src[e]
-        v = dst[e]
-        if u < 0 or u >= nodes:
-            return local_src, local_dst, graph, 1, e
-        if v < 0 or v >= nodes:
-            return local_src, local_dst, graph, 2, e
-        if u < ptr[g] or u >= ptr[g + 1]:
-            g = np.searchsorted(ptr, u, side="right") - 1
-        if v < ptr[g] or v >= ptr[g + 1]:
-            return local_src, local_dst, graph, 3, e
-        local_src[e] = u - ptr[g]
-        local_dst[e] = v - ptr[g]
-        graph[e] = g
-    return local_src, local_dst, graph, 0, -1
+    local_src = np.empty(edges, np.int32)
+    local_dst = np.empty(edges, np.int32)
+    eptr = np.empty(count + 1, np.int64)
+    parts = (edges + chunk - 1) // chunk
+    codes = np.zeros(parts, np.int64)
+    bads = np.zeros(parts, np.int64)
+    scattered = np.zeros(parts, np.bool_)
+    for c in prange(parts):
+        lo = c * chunk
+        prev = -1
+        if lo > 0 and 0 <= src[lo - 1] < nodes:       # else the chunk before reports it
+            prev = _graph_of(ptr, src[lo - 1])
+        g = max(prev, 0)
+        for e in range(lo, min(edges, lo + chunk)):
+            u = src[e]
+            v = dst[e]
+            if u < 0 or u >= nodes:
+                codes[c], bads[c] = 1, e
+                break
+            if v < 0 or v >= nodes:
+                codes[c], bads[c] = 2, e
+                break
+            if u < ptr[g] or u >= ptr[g + 1]:
+                g = _graph_of(ptr, u)
+            if v < ptr[g] or v >= ptr[g + 1]:
+                codes[c], bads[c] = 3, e
+                break
+            if g < prev:
+                scattered[c] = True
+            elif not scattered[c]:
+                for h in range(prev + 1, g + 1):
+                    eptr[h] = e
+                prev = g
+            local_src[e] = u - ptr[g]
+            local_dst[e] = v - ptr[g]
+    for c in range(parts):
+        if codes[c]:
+            return local_src, local_dst, eptr, codes[c], bads[c], False
+    last = _graph_of(ptr, src[edges - 1]) if edges else -1
+    for h in range(last + 1, count + 1):
+        eptr[h] = edges
+    return local_src, local_dst, eptr, 0, -1, not scattered.any()

@@ -18,11 +18,12 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
 
     Parameters
     ----------
-    graphs : list, array (B, N, N), GraphBatch or PyG-style batch
+    graphs : list, array (B, N, N), GraphBatch, PyG-style batch or batched DGL graph
         A list of anything :func:`floydwarp.solve` accepts; a padded (B, N, N) weight array
-        (``inf`` = no edge) with ``sizes``; a :class:`GraphBatch`; or an object with
+        (``inf`` = no edge) with ``sizes``; a :class:`GraphBatch`; an object with
         ``edge_index`` (2, E), optional ``edge_weight`` and ``batch`` or ``ptr`` (a PyTorch
-        Geometric ``Batch``; build one from bare arrays with :meth:`GraphBatch.from_pyg`).
+        Geometric ``Batch``; build one from bare arrays with :meth:`GraphBatch.from_pyg`); or
+        a batched DGL graph (``edges()`` and ``batch_num_nodes()``; :meth:`GraphBatch.from_dgl`).
         NumPy, CuPy and DLPack tensors (PyTorch, JAX) are read in place.
     dtype : {"auto", "uint8", "int16", "int32", "int64", "float32", "float64"}
         As :func:`floydwarp.solve`, for the whole batch; ``"auto"`` stores hop counts
@@ -41,8 +42,9 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
         encoding); unreachable pairs stay INF.
     sizes : array (B,), optional
         Vertices of each graph of a padded array (default: N each).
-    edge_weight : array (E,), optional
-        Weights for a PyG-style object that has none.
+    edge_weight : array (E,) or str, optional
+        Weights for a PyG-style object that has none; for a DGL graph, an array or the name
+        of an ``edata`` field.
     output : {None, "host", "device"}
         Where the result arrays go (default: where the input was).
     progress : bool or callable, optional
@@ -77,8 +79,8 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     plan = BatchPlan(dtype=choice.dtype, inf=inf, clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                      out_dtype=stored, out_inf=numeric.inf_of(stored),
                      threshold=numeric.unreachable_threshold(choice.dtype, stats), size=size,
-                     predecessors=predecessors, unweighted=unweighted, max_distance=cap)
-    with progress_callback(progress, f"batch/{engine.name} {batch.count:,} graphs") as report:
+                     predecessors=predecessors, unweighted=unweighted, max_distance=cap, stats=stats)
+    with progress_callback(progress, f"batch/{engine.name}", unit="graph") as report:
         plan.progress = report
         out = engine.run(batch, plan)
     cycles = _redo_negative(batch, plan, out)

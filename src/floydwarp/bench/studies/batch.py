@@ -8,7 +8,9 @@ PyTorch Geometric layout, hop counts (every edge weighs 1), B = each of ``--batc
 ``floydwarp batch``
     :func:`floydwarp.solve_batch` from the PyG arrays (``edge_index``, ``ptr``) to the padded
     (B, N, N) uint8 tensor, validation included; on the GPU from device arrays to the device
-    tensor (the arrays are uploaded before the clock starts).
+    tensor (the arrays are uploaded before the clock starts).  Split into ``convert``
+    (GraphBatch.from_pyg) and ``kernel`` (the engine, writing the output included), with the
+    kernel-mode CPU time of the call (``sys``: first touches of the new output pages).
 ``scipy loop``
     per graph: its edges sliced out of ``edge_index``, a CSR matrix, SciPy's
     ``floyd_warshall(unweighted=True)``.
@@ -52,6 +54,9 @@ COLUMNS = [
     Column("graphs", "graphs", lambda v: f"{v:,}", 9),
     Column("timed", "timed_graphs", lambda v: f"{v:,}", 9),
     Column("time", "time_s", seconds_cell, 9),
+    Column("convert", "convert_s", seconds_cell, 9),
+    Column("kernel", "compute_s", seconds_cell, 9),
+    Column("sys", "sys_s", seconds_cell, 8),
     Column("graphs/s", "graphs_per_s", rate_cell, 9),
     Column("relax/s", "relaxations_per_s", rate_cell, 9),
     Column("vs scipy", "speedup_vs_scipy", ratio_cell, 9),
@@ -127,7 +132,11 @@ def run(config, *, command=None, on_record=None) -> dict:
 
 
 def _batch_record(backend, edge_index, ptr, config, base):
-    """floydwarp's batch from the PyG arrays to the padded tensor (device arrays on the GPU)."""
+    """floydwarp's batch from the PyG arrays to the padded tensor (device arrays on the GPU),
+    with where the time went: ``convert_s`` (GraphBatch.from_pyg: checks, local ids, each
+    graph's first edge), ``compute_s`` (the engine's kernels, writing the output included),
+    and the process's kernel-mode CPU seconds and page faults over the call (``sys_s``,
+    ``page_faults``: first touches of the new arrays)."""
     from ...batch import GraphBatch, solve_batch
 
     xp = np
@@ -136,24 +145,43 @@ def _batch_record(backend, edge_index, ptr, config, base):
     ei, pt = xp.asarray(edge_index), xp.asarray(ptr)
 
     def once():
+        usage = _usage()
         t0 = time.perf_counter()
-        r = solve_batch(GraphBatch.from_pyg(ei, ptr=pt), unweighted=True, backend=backend)
+        batch = GraphBatch.from_pyg(ei, ptr=pt)
+        t1 = time.perf_counter()
+        r = solve_batch(batch, unweighted=True, backend=backend)
         if backend == "gpu":
             xp.cuda.runtime.deviceSynchronize()
-        return time.perf_counter() - t0, r
+        t = time.perf_counter() - t0
+        after = _usage()
+        return t, r, {"convert_s": t1 - t0, "compute_s": r.compute_time, "sys_s": after[0] - usage[0],
+                      "page_faults": after[1] - usage[1]}
 
     once()                                             # JIT / NVRTC, first allocations
-    times, result = [], None
+    runs, result = [], None
     for _ in range(config.repeats):
-        t, result = once()
-        times.append(t)
-    t = statistics.median(times)
+        result = None                                  # the last result's memory is free for the next
+        t, result, split = once()
+        runs.append((t, split))
+    t, split = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
     rec = {**base, "method": "floydwarp batch", "backend": backend, "status": "ok", "timed_graphs": base["graphs"],
-           "time_s": t, "times_s": times, "compute_s": result.compute_time, "graphs_per_s": base["graphs"] / t,
-           "relaxations_per_s": base["relaxations"] / t, "padded_n": int(result.dist.shape[1]),
-           "output_bytes": int(result.dist.nbytes), "matches": True}
+           "time_s": t, "times_s": [run[0] for run in runs], **split, "graphs_per_s": base["graphs"] / t,
+           "relaxations_per_s": base["relaxations"] / t, "kernel_relaxations_per_s": base["relaxations"] /
+           split["compute_s"], "padded_n": int(result.dist.shape[1]), "output_bytes": int(result.dist.nbytes),
+           "kernel_dtype": result.metadata.get("kernel_dtype"), "matches": True}
     dist = result.to_host().dist
     return rec, dist
+
+
+def _usage():
+    """``(kernel-mode CPU seconds, minor page faults)`` of this process so far (0, 0 where
+    the platform has no ``resource`` module)."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0, 0
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_stime, u.ru_minflt
 
 
 def _loop_record(method, loop, edge_index, ptr, timed, reference, config, base):
