@@ -58,6 +58,7 @@ def case(fw, n, dtype, percent, repeats, npy_dir, gpus=1):
     whole = statistics.median(walls)
     rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "repeats": repeats, **how,
            "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls, "stages_s": med,
+           "stages_first_s": stages[0],
            "ratio_to_compute": whole / med["compute"],
            "result_bytes": n * n * np.dtype(dtype).itemsize,
            "d2h_GBps": n * n * np.dtype(dtype).itemsize / med["d2h"] / 1e9 if med.get("d2h") else None}
