@@ -191,7 +191,8 @@ def upload(region: Pitched, source) -> None:
 
 
 def _run_rows(region: Pitched, step, rows=None) -> None:
-    chunks = [(a + r0, a + r1) for a, b in (rows or [(0, region.rows)]) for r0, r1 in _chunks(b - a, region.row_bytes)]
+    ranges = rows or [(0, region.rows)]
+    chunks = [(a + r0, a + r1) for a, b in ranges for r0, r1 in _chunks(b - a, region.row_bytes)]
     if not chunks:
         return
     longest = max(r1 - r0 for r0, r1 in chunks)
