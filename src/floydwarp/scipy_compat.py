@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
+from .cpu import team
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
@@ -101,7 +102,9 @@ def _weights(csgraph, directed, unweighted, overwrite):
     if dense.dtype.kind == "b":
         dense = dense.view(np.uint8)
     weights = np.empty(dense.shape, np.float64)
-    numba_passes().scipy_weights(dense, null_within, nonfinite_null, unweighted, directed, weights)
+    n = dense.shape[0]
+    team.run(numba_passes().scipy_weights, n, dense, null_within, nonfinite_null, unweighted, directed, weights,
+             threads=team.shares(n, n * n))
     return weights
 
 

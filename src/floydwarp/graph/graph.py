@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..arrays import array_module, is_device_array, to_host
+from ..cpu import team
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
@@ -220,8 +221,9 @@ class Graph:
 
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
-        matrix = self._dense[0]
-        edges, present, lo, hi, integral, bad_i, bad_j = numba_passes().dense_scan(matrix, *self._absent_rule())
+        matrix, n = self._dense[0], self.n
+        parts = team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(), threads=team.shares(n, n * n))
+        edges, present, lo, hi, integral, bad_i, bad_j = parts[0] if len(parts) == 1 else _joined_scans(parts)
         if bad_i >= 0:
             raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
                                  f"weights must be finite numbers")
@@ -298,7 +300,9 @@ class Graph:
         pred = pred if with_pred else _NO_PRED
         if self._dense is not None:
             matrix = to_host(self._dense[0])
-            kernels.dense_tiles(matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred)
+            rows = out.shape[0] * out.shape[2]
+            team.run(kernels.dense_tiles, rows, matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred,
+                     threads=team.shares(rows, out.size))
             return
         src, dst, w = self._sorted_edges()
         bh, bw = out.shape[2], max(out.shape[3], 1)
@@ -306,7 +310,8 @@ class Graph:
         last = np.searchsorted(src, np.minimum(row0 + bh, self.n))
         col_tile = np.full(-(-self.n // bw), -1, np.int64)
         col_tile[col0[col0 < self.n] // bw] = np.flatnonzero(col0 < self.n)
-        kernels.edge_tiles(src, dst, w, first, last, self.n, row0, col0, col_tile, inf, out, pred, with_pred)
+        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, first, last, self.n, row0, col0, col_tile, inf, out,
+                 pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
         """The edges, sorted by source (kept sorted once sorted)."""
@@ -388,6 +393,21 @@ def _missing_value(missing, dtype):
             return None
         return dtype.type(int(value))
     return dtype.type(missing)
+
+
+def _joined_scans(parts):
+    """One answer of dense_scan (graph/kernels.py) from those of consecutive row ranges: the
+    first bad entry in row order, else the counts summed and the extremes of all."""
+    edges, present, lo, hi, integral = 0, False, 0, 0, True
+    for part_edges, part_present, a, b, whole, bad_i, bad_j in parts:
+        if bad_i >= 0:
+            return edges, present, lo, hi, integral, bad_i, bad_j
+        edges += part_edges
+        if part_present:
+            lo, hi = (min(lo, a), max(hi, b)) if present else (a, b)
+            present = True
+        integral = integral and whole
+    return edges, present, lo, hi, integral, -1, -1
 
 
 def _edge_stats(n, w) -> WeightStats:

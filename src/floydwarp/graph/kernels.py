@@ -3,8 +3,9 @@
 A dense graph is read once to validate it and take its weight statistics
 (:func:`dense_scan`), and once more to write the start matrix, in tiles or
 in rows, in the distance dtype (:func:`dense_tiles`); an edge list is written
-by :func:`edge_tiles`.  No temporaries of n^2 entries, every pass parallel
-over rows.  The rules are Graph's (see graph.py): an entry is absent when
+by :func:`edge_tiles`.  No temporaries of n^2 entries; every pass is a serial
+kernel over a range of rows (or tile rows) that cpu/team.py spreads over the
+cores, so a small graph's pass is one plain call.  The rules are Graph's (see graph.py): an entry is absent when
 masked, equal to ``missing`` or ``+inf``; a non-negative self-loop is
 dropped; the diagonal starts at ``min(self-loop, 0)``; padding (indices >= n)
 is INF with 0 on its diagonal; ``pred[i, j] = i`` for every edge i -> j with
@@ -18,9 +19,9 @@ imports Numba).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from ..cpu.kernels import PRANGE_ONLY, narrow
+from ..cpu.kernels import narrow
 from ..predecessors import NO_PREDECESSOR
 
 
@@ -31,31 +32,23 @@ def _absent(w, mask, missing, use_missing, i, j):
     return (mask.shape[0] > 0 and mask[i, j]) or (use_missing and x == missing) or x == np.inf
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def dense_scan(w, mask, missing, use_missing):
-    """A dense weight matrix's (edges, any weight present, smallest and largest weight, all
-    weights integers, first entry (i, j) holding NaN or -inf, i = -1 for none).  Self-loops
-    count in the weights (as they always have) but not as edges when dropped."""
+@njit(cache=True, nogil=True)
+def dense_scan(w, mask, missing, use_missing, first, stop):
+    """Rows ``first .. stop - 1`` of a dense weight matrix: (edges, any weight present,
+    smallest and largest weight, all weights integers, first entry (i, j) holding NaN or
+    -inf, i = -1 for none; the rows after it are not read).  Self-loops count in the
+    weights (as they always have) but not as edges when dropped."""
     n = w.shape[0]
-    count = np.zeros(n, np.int64)
-    lo = np.zeros(n, w.dtype)
-    hi = np.zeros(n, w.dtype)
-    integral = np.ones(n, np.bool_)
-    present = np.zeros(n, np.bool_)
-    bad = np.full(n, -1, np.int64)
-    for i in prange(n):
-        c = 0
-        seen = False
-        a = w[i, 0]
-        b = a
-        whole = True
+    edges, seen, whole, bad_i, bad_j = 0, False, True, -1, -1
+    a = narrow(0, w)
+    b = narrow(0, w)
+    for i in range(first, stop):
         for j in range(n):
             if _absent(w, mask, missing, use_missing, i, j):
                 continue
             x = w[i, j]
             if x != x or x == -np.inf:
-                bad[i] = j
-                break
+                return edges, seen, a, b, whole, i, j
             if not seen:
                 a = x
                 b = x
@@ -64,26 +57,8 @@ def dense_scan(w, mask, missing, use_missing):
             b = x if x > b else b
             whole = whole and np.floor(x) == x
             if i != j or x < 0:
-                c += 1
-        count[i] = c
-        present[i] = seen
-        lo[i] = a
-        hi[i] = b
-        integral[i] = whole
-    # the rows' answers, combined in row order
-    edges, any_present, whole, a, b, bad_i, bad_j = 0, False, True, narrow(0, w), narrow(0, w), -1, -1
-    for i in range(n):
-        if bad[i] >= 0:
-            bad_i, bad_j = i, bad[i]
-            break
-        edges += count[i]
-        if present[i]:
-            if not any_present:
-                a, b, any_present = lo[i], hi[i], True
-            a = lo[i] if lo[i] < a else a
-            b = hi[i] if hi[i] > b else b
-            whole = whole and integral[i]
-    return edges, any_present, a, b, whole, bad_i, bad_j
+                edges += 1
+    return edges, seen, a, b, whole, bad_i, bad_j
 
 
 @njit(inline="always")
@@ -96,13 +71,14 @@ def _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf):
         pred[li, lj, r, c] = i if (i != j and v < inf) else NO_PREDECESSOR
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_pred):
-    """The start matrix of a dense graph into ``out[li, lj]`` (and ``pred``), a row at a time."""
+@njit(cache=True, nogil=True)
+def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_pred, first, stop):
+    """Rows ``first .. stop - 1`` of ``out`` (row ``s`` is row ``s % bh`` of tile row
+    ``s // bh``): the start matrix of a dense graph (and ``pred``)."""
     n = w.shape[0]
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
-    for s in prange(nr * bh):
+    for s in range(first, stop):
         li = s // bh
         r = s - li * bh
         i = row0[li] + r
@@ -116,21 +92,22 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
                 _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def edge_tiles(src, dst, w, first, last, n, row0, col0, col_tile, inf, out, pred, with_pred):
-    """The start matrix of an edge list into ``out[li, lj]`` (and ``pred``): INF with 0 on the
-    diagonal, then edges ``first[li] .. last[li] - 1`` (those leaving the rows of ``li``;
-    ``col_tile[j // bw]`` is the local tile column of column j, -1 where not held here)."""
+@njit(cache=True, nogil=True)
+def edge_tiles(src, dst, w, edge0, edge1, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
+    """Tile rows ``first .. stop - 1`` of the start matrix of an edge list into ``out[li, lj]``
+    (and ``pred``): INF with 0 on the diagonal, then edges ``edge0[li] .. edge1[li] - 1``
+    (those leaving the rows of ``li``; ``col_tile[j // bw]`` is the local tile column of
+    column j, -1 where not held here)."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
-    for li in prange(nr):
+    for li in range(first, stop):
         for r in range(bh):
             i = row0[li] + r
             for lj in range(nc):
                 j0 = col0[lj]
                 for c in range(bw):
                     _store(out, pred, with_pred, li, lj, r, c, i, j0 + c, inf, inf)
-        for e in range(first[li], last[li]):
+        for e in range(edge0[li], edge1[li]):
             i = src[e]
             j = dst[e]
             lj = col_tile[j // bw]
@@ -163,14 +140,15 @@ def _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted):
     return x
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out):
+@njit(cache=True, nogil=True)
+def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out, first, stop):
     """SciPy's ``floyd_warshall`` reading of a dense matrix into float64 ``out``, ``inf`` for
     no edge: entries with ``|x| <= null_within`` and, with ``nonfinite_null``, NaN and
     +-inf are no edge; ``unweighted`` makes every edge 1; self-loops are ignored;
-    undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused)."""
+    undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused).
+    Rows ``first .. stop - 1``."""
     n = g.shape[0]
-    for i in prange(n):
+    for i in range(first, stop):
         for j in range(n):
             v = _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted)
             if not directed:
