@@ -8,6 +8,7 @@ def progress_callback(progress, description=""):
     """A context that yields ``report(done, total)`` for an engine, or None when nobody listens.
 
     The bar appears only once a run has taken a second, so short runs print nothing.
+    ``description`` may be a function giving it (built only when a bar is drawn).
     """
     if not progress:
         return contextlib.nullcontext()
@@ -21,6 +22,8 @@ def _bar(description):
     from tqdm.auto import tqdm
 
     bar = None
+    if callable(description):
+        description = description()
 
     def report(done, total):
         nonlocal bar

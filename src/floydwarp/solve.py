@@ -68,7 +68,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
                 block_size=block_size, threads=threads, options=options, stats=stats)
     prepared = time.perf_counter()
-    with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
+    with progress_callback(progress, lambda: f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out, negative = _run(impl, graph, plan, stats)
         if plan.predecessors and not negative and not impl.k_order and _loops_possible(plan, stats) \
@@ -110,8 +110,7 @@ def _run(impl, graph, plan, stats):
 
 
 def _has_negative_diagonal(dist) -> bool:
-    xp = array_module(dist)
-    return bool((xp.diagonal(dist) < 0).any())
+    return dist.shape[0] > 0 and bool(array_module(dist).diagonal(dist).min() < 0)
 
 
 def _loops_possible(plan, stats) -> bool:

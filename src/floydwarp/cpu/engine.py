@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -80,27 +79,39 @@ def _kernels():
     return kernels
 
 
-@contextmanager
-def _threads(requested, tasks=None):
-    """Run with ``requested`` Numba threads; by default all, or ``tasks`` when fewer (a
-    thread with nothing to do costs each parallel loop a wake-up: 3 us of a 5 us round)."""
-    import numba
+class _NumbaThreads:
+    """``with _NumbaThreads(requested, tasks) as n``: run with ``requested`` Numba threads; by
+    default all, or ``tasks`` when fewer (a thread with nothing to do costs each parallel
+    loop a wake-up: 3 us of a 5 us round).  One task on the default setting runs on this
+    thread alone: Numba is not asked (its get/set pair cost 1.5 us of a small solve)."""
 
-    limit = numba.config.NUMBA_NUM_THREADS
-    n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
-    if not 1 <= n <= limit:
-        raise FloydwarpError(
-            f"threads={requested} is out of range: Numba runs 1..{limit} threads here "
-            f"(set NUMBA_NUM_THREADS before starting Python for more)")
-    previous = numba.get_num_threads()
-    if previous == n:                  # the common case: nothing to set (it costs microseconds)
-        yield n
-        return
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
+    def __init__(self, requested, tasks=None):
+        self.requested, self.tasks, self.previous = requested, tasks, None
+
+    def __enter__(self) -> int:
+        requested, tasks = self.requested, self.tasks
+        if requested is None and tasks == 1:
+            return 1
+        import numba
+
+        limit = numba.config.NUMBA_NUM_THREADS
+        n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
+        if not 1 <= n <= limit:
+            raise FloydwarpError(
+                f"threads={requested} is out of range: Numba runs 1..{limit} threads here "
+                f"(set NUMBA_NUM_THREADS before starting Python for more)")
+        previous = numba.get_num_threads()
+        if previous != n:              # the common case: nothing to set (it costs microseconds)
+            numba.set_num_threads(n)
+            self.previous = previous
+        return n
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import numba
+
+            numba.set_num_threads(self.previous)
+        return False
 
 
 @functools.lru_cache(maxsize=256)
@@ -166,7 +177,7 @@ def _solve(graph, plan, name, run):
     with sw("start"):
         d = graph.to_matrix(plan.dtype, plan.inf)
         pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
-    with _threads(plan.threads) as threads:
+    with _NumbaThreads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
         if plan.n == 0:
             return EngineOutput(d, pred, {**sw.timings, "compute": 0.0}, metadata=metadata)
@@ -184,7 +195,7 @@ def _solve_blocked(graph, plan):
     bs = _block_size(plan) if plan.n else 1
     store = Storage.for_plan(plan, bs)
     sw = Stopwatch()
-    with _threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
+    with _NumbaThreads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
@@ -199,7 +210,8 @@ def _solve_blocked(graph, plan):
             d = store.unpacked(t, plan.n, "dist")
             pred = None if p is None else store.unpacked(p, plan.n, "pred")
     store.release_tiles()
-    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
+    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, negative_diagonal=tiles.negative_diagonal,
+                        metadata=metadata)
 
 
 def _warm_up_blocked(dtype, pred, tiled, unpack):
@@ -259,9 +271,15 @@ class Tiles:
 
     def close_pivot(self, r):
         if self.p is None:
-            self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowp, self.colp)
+            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowp, self.colp)
         else:
-            self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowp, self.colp, self.prow)
+            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowp, self.colp,
+                                               self.prow)
+        if self.rounds == 1:              # one tile: phase 1 is the whole run
+            self.negative_diagonal = bool(negative)
+
+    #: whether a diagonal entry went negative, where the engine knows it for free (one tile)
+    negative_diagonal = None
 
     # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none.
     def update_panels(self, r):

@@ -104,8 +104,10 @@ def run(kernel, tasks: int, *args, threads: int = 1) -> list:
     """``kernel(*args, first, stop)`` over tasks ``0 .. tasks - 1`` in ``threads`` contiguous
     shares at once (the first on this thread): the shares' return values in task order,
     when all are done; the first error a share raised is raised."""
-    count = max(1, min(int(threads), int(tasks)))
-    team = _hire(count - 1) if count > 1 else None
+    if threads <= 1 or tasks <= 1:
+        return [kernel(*args, 0, tasks)]
+    count = min(int(threads), int(tasks))
+    team = _hire(count - 1)
     if team is None:
         return [kernel(*args, 0, tasks)]
     bounds = [tasks * s // count for s in range(count + 1)]

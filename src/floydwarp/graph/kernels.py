@@ -39,7 +39,7 @@ def dense_scan(w, mask, missing, use_missing, first, stop):
     -inf, i = -1 for none; the rows after it are not read).  Self-loops count in the
     weights (as they always have) but not as edges when dropped."""
     n = w.shape[0]
-    edges, seen, whole, bad_i, bad_j = 0, False, True, -1, -1
+    edges, seen, whole = 0, False, True
     a = narrow(0, w)
     b = narrow(0, w)
     for i in range(first, stop):
@@ -49,16 +49,23 @@ def dense_scan(w, mask, missing, use_missing, first, stop):
             x = w[i, j]
             if x != x or x == -np.inf:
                 return edges, seen, a, b, whole, i, j
-            if not seen:
-                a = x
-                b = x
-                seen = True
-            a = x if x < a else a
-            b = x if x > b else b
-            whole = whole and np.floor(x) == x
-            if i != j or x < 0:
-                edges += 1
-    return edges, seen, a, b, whole, bad_i, bad_j
+            edges, seen, a, b, whole = _tally(x, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, -1, -1
+
+
+@njit(inline="always")
+def _tally(x, i, j, edges, seen, a, b, whole):
+    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`)."""
+    if not seen:
+        a = x
+        b = x
+        seen = True
+    a = min(a, x)
+    b = max(b, x)
+    whole = whole and np.floor(x) == x
+    if i != j or x < 0:
+        edges += 1
+    return edges, seen, a, b, whole
 
 
 @njit(inline="always")
@@ -92,12 +99,25 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
                 _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
 
 
+@njit(inline="always")
+def _first_at_least(src, value):
+    """The first index of sorted ``src`` holding ``value`` or more (``src.size`` if none)."""
+    a, b = 0, src.shape[0]
+    while a < b:
+        mid = (a + b) // 2
+        if src[mid] < value:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
 @njit(cache=True, nogil=True)
-def edge_tiles(src, dst, w, edge0, edge1, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
-    """Tile rows ``first .. stop - 1`` of the start matrix of an edge list into ``out[li, lj]``
-    (and ``pred``): INF with 0 on the diagonal, then edges ``edge0[li] .. edge1[li] - 1``
-    (those leaving the rows of ``li``; ``col_tile[j // bw]`` is the local tile column of
-    column j, -1 where not held here)."""
+def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
+    """Tile rows ``first .. stop - 1`` of the start matrix of an edge list sorted by source
+    into ``out[li, lj]`` (and ``pred``): INF with 0 on the diagonal, then the edges leaving
+    the rows of ``li`` (``col_tile[j // bw]`` is the local tile column of column j, -1
+    where not held here)."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
     for li in range(first, stop):
@@ -107,12 +127,55 @@ def edge_tiles(src, dst, w, edge0, edge1, n, row0, col0, col_tile, inf, out, pre
                 j0 = col0[lj]
                 for c in range(bw):
                     _store(out, pred, with_pred, li, lj, r, c, i, j0 + c, inf, inf)
-        for e in range(edge0[li], edge1[li]):
+        for e in range(_first_at_least(src, row0[li]), _first_at_least(src, min(row0[li] + bh, n))):
             i = src[e]
             j = dst[e]
             lj = col_tile[j // bw]
             if lj >= 0:
                 _store(out, pred, with_pred, li, lj, i - row0[li], j - col0[lj], i, j, narrow(w[e], out), inf)
+
+
+@njit(cache=True, nogil=True)
+def edge_scan(src, dst, w, n, first, stop):
+    """Edges ``first .. stop - 1`` of an edge list checked and summarized in one pass, with
+    Graph's rules (a non-negative self-loop is dropped): the first source id out of range
+    0..n-1 (-1: none) and how many there are, the same for targets, the first weight that
+    is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
+    keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and last
+    kept key, the smallest and largest kept weight, whether they are all integers, and
+    whether any edge is kept."""
+    bad_src, bad_srcs, bad_dst, bad_dsts, bad_w = -1, 0, -1, 0, -1
+    dropped, ordered, kept, whole = 0, True, False, True
+    first_key, last_key = -1, -1
+    lo = narrow(0, w)
+    hi = narrow(0, w)
+    for e in range(first, stop):
+        i = src[e]
+        j = dst[e]
+        x = w[e]
+        if i < 0 or i >= n:
+            bad_src = e if bad_src < 0 else bad_src
+            bad_srcs += 1
+        if j < 0 or j >= n:
+            bad_dst = e if bad_dst < 0 else bad_dst
+            bad_dsts += 1
+        if x != x or x == np.inf or x == -np.inf:
+            bad_w = e if bad_w < 0 else bad_w
+            continue
+        if i == j and x >= 0:
+            dropped += 1
+            continue
+        key = i * n + j
+        if not kept:
+            first_key, lo, hi, kept = key, x, x, True
+        elif key <= last_key:
+            ordered = False
+        last_key = key
+        lo = min(lo, x)
+        hi = max(hi, x)
+        whole = whole and np.floor(x) == x
+    return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, whole,
+            kept)
 
 
 @njit(cache=True)
@@ -146,12 +209,23 @@ def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out, fir
     no edge: entries with ``|x| <= null_within`` and, with ``nonfinite_null``, NaN and
     +-inf are no edge; ``unweighted`` makes every edge 1; self-loops are ignored;
     undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused).
-    Rows ``first .. stop - 1``."""
+    Rows ``first .. stop - 1``; returns :func:`dense_scan`'s answer for them as written
+    (``inf`` no edge), so the weights need no second pass."""
     n = g.shape[0]
+    edges, seen, whole, bad_i, bad_j = 0, False, True, -1, -1
+    a = b = 0.0
     for i in range(first, stop):
         for j in range(n):
             v = _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted)
             if not directed:
                 u = _scipy_entry(g, j, i, null_within, nonfinite_null, unweighted)
                 v = u if (u != u or u < v) else v
-            out[i, j] = np.inf if i == j else v
+            v = np.inf if i == j else v
+            out[i, j] = v
+            if v == np.inf or bad_i >= 0:
+                continue
+            if v != v or v == -np.inf:
+                bad_i, bad_j = i, j
+                continue
+            edges, seen, a, b, whole = _tally(v, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, bad_i, bad_j
