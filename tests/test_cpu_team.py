@@ -113,15 +113,6 @@ def test_one_tile_reports_its_negative_diagonal():
     assert not blocked(np.abs(w), "int32").has_negative_cycle
 
 
-def test_runtime_started_ahead_is_joined_before_a_run():
-    from floydwarp.cpu import engine
-
-    engine.start_runtime()
-    r = blocked(np.array([[0, 2.0], [1, 0]]), "int32")
-    assert r.dist.tolist() == [[0, 2], [1, 0]]
-    assert not engine._runtime_start.is_alive()
-
-
 def test_auto_passes_over_a_backend_whose_package_is_missing():
     """backend='auto' without CuPy does not import the gpu module (nor CuPy)."""
     pytest.importorskip("numba")

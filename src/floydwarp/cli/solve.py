@@ -132,9 +132,6 @@ def solve(
         # now, not after the solve: a format, folder or input the write would refuse
         check_result_path(output, inputs=() if input is None else (input,))
 
-    if backend in ("auto", "cpu") and not distributed and gpus is None:
-        from ..cpu.engine import start_runtime
-        start_runtime()                              # Numba's start-up, while the graph is read or generated
     if input is not None:
         from ..io import read_graph
         graph = read_graph(input)

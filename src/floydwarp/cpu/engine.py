@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -78,33 +77,6 @@ def _kernels():
     from . import kernels  # imports Numba: only when the cpu backend runs
 
     return kernels
-
-
-_runtime_start: threading.Thread | None = None
-
-
-def start_runtime():
-    """Import Numba and start its runtime (its registries; 0.3 s that the first kernel call
-    of a process pays, cached or not) on a thread of its own, so that it
-    overlaps what the caller does meanwhile -- the command line reads or generates the graph."""
-    global _runtime_start
-    if _runtime_start is None:
-        _runtime_start = threading.Thread(target=_start_runtime, name="floydwarp-numba-start", daemon=True)
-        _runtime_start.start()
-
-
-def _runtime_started():
-    """Wait for :func:`start_runtime`'s thread: a run must not share the GIL with it (each of
-    the rounds' launches would wait up to Python's 5 ms switch interval for it)."""
-    if _runtime_start is not None and _runtime_start is not threading.current_thread():
-        _runtime_start.join()
-
-
-def _start_runtime():
-    try:
-        _kernels().ready()
-    except Exception:                         # noqa: BLE001 -- the run itself reports what is wrong
-        pass
 
 
 class _NumbaThreads:
@@ -201,7 +173,6 @@ def _warm_up(name, dtype, pred, run):
 
 def _solve(graph, plan, name, run):
     """rows and serial: in place on the n x n matrix."""
-    _runtime_started()
     sw = Stopwatch()
     with sw("start"):
         d = graph.to_matrix(plan.dtype, plan.inf)
@@ -223,7 +194,6 @@ def _solve_blocked(graph, plan):
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
     store = Storage.for_plan(plan, bs)
-    _runtime_started()
     sw = Stopwatch()
     with _NumbaThreads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}

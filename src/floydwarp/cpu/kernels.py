@@ -32,13 +32,6 @@ from .crew import first_job, next_job
 
 
 # --------------------------------------------------------------------------- helpers
-@njit(cache=True)
-def ready():
-    """Does nothing: the first kernel call of a process starts Numba's runtime (0.2 s, cache
-    hit or not), and engine.start_runtime calls this one for that ahead of the real ones."""
-    return True
-
-
 #: Parallelize explicit ``prange`` loops only: no implicit parfors from array
 #: expressions or copies, no parfor fusion (see :func:`copy_of`).
 PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
