@@ -2,23 +2,30 @@
 
     PYTHONPATH=src python3 bench/e2e_cpu.py [--repeats R] [--out FILE.json]
 
-Three measurements, each against the compute time (``Result.timings["compute"]``) or SciPy:
+Run it under the exclusive lock of the box (``flock -x /tmp/fw-cpu.lock ...``).  Measurements,
+each against the compute time (``Result.timings["compute"]``) or SciPy:
 
 * ``in_process``: ``fw.solve(fw.Graph.from_dense(w))`` for the README's graph (n = 2048,
   25 %, seed 1) as a float64 matrix with ``inf`` for no edge, int32; the whole call and
   every stage of ``Result.timings`` (median of R);
 * ``process``: the README's main job ``floydwarp solve --generate 2048 -p 25 -s 1`` as a
-  fresh process (median of R wall times, and of the compute time it prints), and the first
-  run after install: the same with an empty Numba cache (``NUMBA_CACHE_DIR`` set to a new
-  folder), so every kernel it needs is compiled;
+  fresh process (median of R wall times, and of the compute time it prints), the same
+  command on a 2-vertex graph (``tiny_wall_s``: what the process costs besides the solve),
+  and the first run after install: an empty Numba cache (``NUMBA_CACHE_DIR`` set to a new
+  folder) and the package's ``__pycache__`` folders removed (bytecode too: a pip install
+  would have compiled it, so this is a little pessimistic), so every kernel it needs is
+  compiled;
 * ``small``: 2,000 random graphs of 10-40 vertices (30 % of the pairs, weights 1..16, 0 for
   no edge) through ``fw.floyd_warshall``, ``fw.solve`` (the same graphs with ``inf``) and
   SciPy's ``floyd_warshall``, one by one (best of R passes, microseconds a graph), and
-  per n from 1 to 64 (best of R passes of 500 calls), dense and as SciPy CSR matrices;
+  per n from 1 to 64 (best of R passes of 500 calls): dense, as SciPy CSR matrices, and as
+  edge lists (``fw.solve(fw.Graph.from_edges(...))`` against SciPy on the CSR matrix built
+  from the same edges);
 * ``floor``: what any process that runs one Numba kernel pays (a fresh interpreter importing
-  NumPy and Numba and calling one small cached kernel), against which ``process`` is read;
-* ``cold_compile``: with an empty Numba cache, seconds of each kernel's first call (the
-  main job's int32 kernels, in the order the job needs them).
+  NumPy and Numba and calling one small cached kernel), against which ``process`` is read,
+  with its parts (``parts_s``: NumPy import, Numba import, the first call of a cached kernel);
+* ``cold_compile``: with an empty Numba cache, seconds of each kernel the main job's solve
+  compiles (top-level compilations, callees included), in the order it needs them.
 
 Works on older trees too (stages they do not report are absent), for before/after tables.
 """
@@ -29,15 +36,18 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 MAIN_JOB = ["solve", "--generate", "2048", "-p", "25", "-s", "1"]
+TINY_JOB = ["solve", "--generate", "2", "-p", "25", "-s", "1"]
 
 
 def in_process(repeats):
@@ -57,14 +67,22 @@ def in_process(repeats):
             "ratio_to_compute": whole / med["compute"]}
 
 
-def _run_cli(env):
+def _run_cli(env, job=MAIN_JOB):
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "floydwarp", *MAIN_JOB], env=env, check=True,
+    out = subprocess.run([sys.executable, "-m", "floydwarp", *job], env=env, check=True,
                          capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
     compute = re.search(r"compute ([\d.]+) (ms|us|s)\b", out)
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[compute.group(2)]
     return wall, float(compute.group(1)) * scale, out
+
+
+def _clear_bytecode():
+    """Remove the package's __pycache__ folders (bytecode and Numba's default cache)."""
+    import floydwarp
+
+    for folder in Path(floydwarp.__file__).parent.rglob("__pycache__"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def process(repeats):
@@ -73,12 +91,16 @@ def process(repeats):
     runs = [_run_cli(env) for _ in range(repeats)]
     wall = statistics.median(r[0] for r in runs)
     compute = statistics.median(r[1] for r in runs)
+    tiny = statistics.median(_run_cli(env, TINY_JOB)[0] for _ in range(repeats))
     firsts = []
     for _ in range(max(1, repeats // 3)):
         with tempfile.TemporaryDirectory(prefix="floydwarp-numba-cache-") as cache:
+            _clear_bytecode()
             firsts.append(_run_cli({**env, "NUMBA_CACHE_DIR": cache})[0])
+    _run_cli(env)                                               # the default cache again
     return {"command": "floydwarp " + " ".join(MAIN_JOB), "wall_s": wall, "compute_s": compute,
-            "ratio_to_compute": wall / compute, "first_run_wall_s": statistics.median(firsts),
+            "ratio_to_compute": wall / compute, "tiny_command": "floydwarp " + " ".join(TINY_JOB),
+            "tiny_wall_s": tiny, "first_run_wall_s": statistics.median(firsts),
             "first_runs_s": firsts, "output": runs[-1][2]}
 
 
@@ -116,57 +138,94 @@ def small(repeats):
         w[rng.random((n, n)) > 0.3] = 0
         wi = np.where(w == 0, np.inf, w)
         ws = sp.csr_matrix(w)
-        fw.floyd_warshall(w), fw.solve(wi), fw.floyd_warshall(ws), fw.solve(ws)
-        out["per_n"].append({"n": n, **{key: 1e6 * _best_per_graph(fn, [a] * 500, repeats) for key, fn, a in (
-            ("scipy_us", csg.floyd_warshall, w), ("floyd_warshall_us", fw.floyd_warshall, w),
-            ("solve_us", fw.solve, wi), ("scipy_sparse_us", csg.floyd_warshall, ws),
-            ("floyd_warshall_sparse_us", fw.floyd_warshall, ws), ("solve_sparse_us", fw.solve, ws))}})
+        edges = (*np.nonzero(w), w[w != 0])
+
+        def scipy_edges(e, n=n):
+            return csg.floyd_warshall(sp.csr_matrix((e[2], (e[0], e[1])), shape=(n, n)))
+
+        def solve_edges(e, n=n):
+            return fw.solve(fw.Graph.from_edges(*e, n=n))
+
+        calls = (("scipy_us", csg.floyd_warshall, w), ("floyd_warshall_us", fw.floyd_warshall, w),
+                 ("solve_us", fw.solve, wi), ("scipy_sparse_us", csg.floyd_warshall, ws),
+                 ("floyd_warshall_sparse_us", fw.floyd_warshall, ws), ("solve_sparse_us", fw.solve, ws),
+                 ("scipy_edges_us", scipy_edges, edges), ("solve_edges_us", solve_edges, edges))
+        for _, fn, a in calls:
+            fn(a)
+        out["per_n"].append({"n": n, **{key: 1e6 * _best_per_graph(fn, [a] * 500, repeats) for key, fn, a in calls}})
     return out
 
 
 _FLOOR = "import numpy as np; from floydwarp.graph import kernels; kernels.weight_scan(np.zeros(1))"
 
+_FLOOR_PARTS = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+t1 = time.perf_counter()
+import numba
+t2 = time.perf_counter()
+from floydwarp.graph import kernels
+kernels.weight_scan(np.zeros(1))
+t3 = time.perf_counter()
+print({"numpy_import": t1 - t0, "numba_import": t2 - t1, "first_cached_call": t3 - t2})
+"""
+
 _COLD = """
-import time, numpy as np
-t = time.perf_counter()
-from floydwarp.cpu import kernels as K
-from floydwarp.graph import kernels as G
-x, lo, i64 = np.zeros((2, 2, 3, 3), np.int32), np.int32(-5), np.zeros(1, np.int64)
-calls = [("edge_tiles", G.edge_tiles, (i64, i64, i64 + 1, i64, i64 + 1, 6, i64, i64, i64, 100, x,
-                                       np.zeros((0, 0, 0, 0), np.int32), False)),
-         ("close_pivot", K.close_pivot, (x, 0, True, lo)), ("update_panels", K.update_panels, (x, 0, True, lo)),
-         ("product", K.product, (x, 0, True, lo)), ("unpack", K.unpack, (x, np.zeros((6, 6), np.int32)))]
-times = {"import": time.perf_counter() - t}
-for name, fn, args in calls:
-    t = time.perf_counter()
-    fn(*args)
-    times[name] = time.perf_counter() - t
-print(times)
+import time
+import floydwarp as fw
+from numba.core import event
+records, open_ = [], []
+
+class Compiles(event.Listener):
+    def on_start(self, e):
+        open_.append((e.data["dispatcher"].py_func.__qualname__, time.perf_counter()))
+
+    def on_end(self, e):
+        name, t = open_.pop()
+        if not open_:
+            records.append((name, time.perf_counter() - t))
+
+event.register("numba:compile", Compiles())
+fw.solve(fw.generate.erdos_renyi(2048, 25, seed=1))
+print(records)
 """
 
 
 def floor(repeats):
-    """Seconds of a fresh process that runs one small cached Numba kernel (median of R)."""
+    """Seconds of a fresh process that runs one small cached Numba kernel (median of R), and
+    its parts (medians)."""
+    import ast
+
     env = dict(os.environ)
     subprocess.run([sys.executable, "-c", _FLOOR], env=env, check=True)
-    walls = []
+    walls, parts = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", _FLOOR], env=env, check=True)
         walls.append(time.perf_counter() - t0)
-    return {"code": _FLOOR, "wall_s": statistics.median(walls)}
+        out = subprocess.run([sys.executable, "-c", _FLOOR_PARTS], env=env, check=True, capture_output=True,
+                             text=True).stdout
+        parts.append(ast.literal_eval(out.strip().splitlines()[-1]))
+    empty = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        empty.append(time.perf_counter() - t0)
+    return {"code": _FLOOR, "wall_s": statistics.median(walls), "python_alone_s": statistics.median(empty),
+            "parts_s": {k: statistics.median(p[k] for p in parts) for k in parts[0]}}
 
 
 def cold_compile():
-    """Seconds of each main-job kernel's first call with an empty Numba cache (the first is
-    also Numba's one-time start of its compiler)."""
+    """Seconds of each kernel the main job's solve compiles with an empty Numba cache (the
+    first also pays Numba's one-time start of its compiler)."""
     import ast
 
     with tempfile.TemporaryDirectory(prefix="floydwarp-numba-cache-") as cache:
         out = subprocess.run([sys.executable, "-c", _COLD], env={**os.environ, "NUMBA_CACHE_DIR": cache},
                              check=True, capture_output=True, text=True).stdout
-    times = ast.literal_eval(out.strip().splitlines()[-1])
-    return {"seconds": times, "kernels_s": sum(v for k, v in times.items() if k != "import")}
+    records = ast.literal_eval(out.strip().splitlines()[-1])
+    return {"seconds": [{"kernel": name, "s": s} for name, s in records], "kernels_s": sum(s for _, s in records)}
 
 
 def main(argv=None):

@@ -6,7 +6,6 @@
 (100, False)
 """
 from . import generate
-from .batch import BatchResult, GraphBatch, solve_batch
 from .errors import BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NoPathError
 from .graph import Graph
 from .numeric import DTYPES, inf_of
@@ -17,14 +16,17 @@ from .solve import solve
 __version__ = "0.1.0"
 
 
+#: Names imported when first asked for: SciPy's adapter and its exception import SciPy, and
+#: the batch API (15 ms of every process's start) is not needed to solve one graph.
+_LAZY = {"NegativeCycleError": "errors", "floyd_warshall": "scipy_compat",
+         "BatchResult": "batch", "GraphBatch": "batch", "solve_batch": "batch"}
+
+
 def __getattr__(name):
-    # SciPy's adapter and its exception import SciPy: only when asked for
-    if name == "NegativeCycleError":
-        from .errors import NegativeCycleError
-        return NegativeCycleError
-    if name == "floyd_warshall":
-        from .scipy_compat import floyd_warshall
-        return floyd_warshall
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

@@ -11,6 +11,7 @@ read off the graph's structure, so they are exact whatever the dtype.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ class NegativeCycles:
 
     @classmethod
     def none(cls, n) -> "NegativeCycles":
-        return cls(np.zeros(0, dtype=np.int64), np.zeros((0, n), bool), np.zeros((0, n), bool))
+        return _no_cycles(cls, n)
 
     def __bool__(self):
         return self.vertices.size > 0
@@ -51,3 +52,12 @@ class NegativeCycles:
     def affects(self, u: int, v: int) -> bool:
         """True when a negative cycle lies on some walk from u to v."""
         return bool(np.any(self.reach_to[:, u] & self.reach_from[:, v]))
+
+
+@functools.lru_cache(maxsize=64)
+def _no_cycles(cls, n) -> NegativeCycles:
+    """"No negative cycle" on n vertices: empty arrays, immutable, shared by every result."""
+    arrays = np.zeros(0, dtype=np.int64), np.zeros((0, n), bool), np.zeros((0, n), bool)
+    for a in arrays:
+        a.flags.writeable = False
+    return cls(*arrays)

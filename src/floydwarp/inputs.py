@@ -15,6 +15,8 @@ def as_graph(obj, *, missing=np.inf) -> Graph:
     PyTorch or JAX), SciPy sparse matrix or NetworkX graph."""
     if isinstance(obj, Graph):
         return obj
+    if type(obj) is np.ndarray:                 # the common case, first: no other test applies
+        return Graph.from_dense(obj, missing=missing)
     obj = maybe_from_dlpack(obj)
     sp = sys.modules.get("scipy.sparse")       # a SciPy matrix means SciPy is imported already
     if sp is not None and sp.issparse(obj):

@@ -35,6 +35,7 @@ inputs with integral values above 2**52 would otherwise need the flag for no gai
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from dataclasses import dataclass
@@ -155,6 +156,7 @@ def checkable_after_run(dtype, stats: WeightStats) -> bool:
     return dt.kind == "i" and stats.integral and not stats.has_negative and weights_below(stats, inf_of(dt))
 
 
+@functools.lru_cache(maxsize=256)
 def smallest_fitting(stats: WeightStats) -> np.dtype:
     """The dtype ``dtype="auto"`` picks: the narrowest that provably holds the answer."""
     if stats.integral:
@@ -358,14 +360,16 @@ def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=F
     dtype = np.dtype(dtype)
     if sentinel is None:
         sentinel = inf_of(dtype)
-    typed = exact_scalar(sentinel, dtype)
+    typed = _exact_sentinel(sentinel, dtype)
     if unreachable is None:
         unreachable = dist >= inf
     source = dist
-    if np.dtype(dist.dtype).kind == "f" and dtype.kind != "f":
+    from_float = np.dtype(dist.dtype).kind == "f"
+    if from_float and dtype.kind != "f":
         # inf has no integer value: zero it first, with a zero of the block's own type (no promotion)
         source = xp.where(unreachable, xp.zeros((), dtype=dist.dtype), dist)
-    with np.errstate(invalid="ignore", over="ignore"):
+    # only a float source can overflow or be invalid in the cast (errstate costs 1 us a call)
+    with np.errstate(invalid="ignore", over="ignore") if from_float or exact else contextlib.nullcontext():
         out = source.astype(dtype)
         if exact:
             bad = ~unreachable & ((out.astype(dist.dtype) != dist) | (out >= typed))
@@ -376,6 +380,19 @@ def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=F
                                        f"{typed.item()!r} (which means unreachable)", i, value)
     xp.copyto(out, typed, where=unreachable)       # not out[mask] = ...: CuPy masks stop at 2**31 entries
     return out
+
+
+def _exact_sentinel(sentinel, dtype):
+    """:func:`exact_scalar` of a sentinel, remembered (the same few are asked for again and again)."""
+    try:
+        return _exact_sentinel_cached(sentinel, dtype)
+    except TypeError:                       # unhashable: a 0-d array
+        return exact_scalar(sentinel, dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_sentinel_cached(sentinel, dtype):
+    return exact_scalar(sentinel, dtype)
 
 
 def exact_scalar(value, dtype):

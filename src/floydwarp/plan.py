@@ -70,6 +70,8 @@ class Stopwatch:
 
 
 class _Interval:
+    __slots__ = ("timings", "name", "t0")
+
     def __init__(self, timings, name):
         self.timings, self.name = timings, name
 

@@ -8,7 +8,7 @@ def progress_callback(progress, description="", unit="round"):
     """A context that yields ``report(done, total)`` for an engine, or None when nobody listens.
 
     The bar (counting ``unit``) appears only once a run has taken a second, so short runs
-    print nothing.
+    print nothing.  ``description`` may be a function giving it (built only when a bar is drawn).
     """
     if not progress:
         return contextlib.nullcontext()
@@ -22,6 +22,8 @@ def _bar(description, unit):
     from tqdm.auto import tqdm
 
     bar = None
+    if callable(description):
+        description = description()
 
     def report(done, total):
         nonlocal bar

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -29,6 +30,10 @@ BACKEND_MODULES = {
 #: ``auto_min_n`` is at most n, importing the modules only as far as that one (the others are
 #: never imported for it).
 AUTO_ORDER = ("gpu", "cpu")
+#: The package a backend cannot run without: ``backend="auto"`` passes over a backend whose
+#: package is not installed without importing its module (the gpu module took 30 ms of the
+#: README's main job to import, only for its probe to find no CuPy).
+AUTO_REQUIRES = {"gpu": "cupy"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,8 @@ def resolve_backend(name, n) -> str:
             raise BackendUnavailableError(f"backend {name!r} is not available: {reason}")
         return name
     for candidate in AUTO_ORDER:
+        if candidate not in _BACKENDS and not _installed(AUTO_REQUIRES.get(candidate)):
+            continue
         b = backend(candidate)
         if b.probe() is None and n >= b.auto_min_n():
             return candidate
@@ -170,6 +177,12 @@ def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
         if reason:
             return f"{name} cannot run this call: {reason}"
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _installed(package) -> bool:
+    """True when ``package`` (None: no package needed) can be imported, judged without importing it."""
+    return package is None or importlib.util.find_spec(package) is not None
 
 
 @functools.lru_cache(maxsize=64)

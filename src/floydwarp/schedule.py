@@ -77,6 +77,9 @@ class Stages:
         return {name: sum(self.clock.seconds(a, b) for a, b in spans) for name, spans in self.intervals.items()}
 
 
+_NO_GUARD = contextlib.nullcontext()
+
+
 def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None) -> int:
     """Every round of ``engine`` (see the module docstring); returns the round it started
     from (0, or where a resumed checkpoint left off)."""
@@ -85,12 +88,13 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
     start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
 
     ops = {op: getattr(engine, op, None) for op in STAGES}    # the data movement is optional
+    timed = stages.clock is not None
 
     def step(op, *args):
         fn = ops[op]
         if fn is None:
             return
-        if stages.clock is None:      # (the keyed runs' nested rounds are many and short)
+        if not timed:                 # (the keyed runs' nested rounds are many and short)
             fn(*args)
             return
         with stages(STAGES[op]):
@@ -103,8 +107,7 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
             step("update_panels", r)
         step("broadcast", r)
 
-    guard = checkpointer.stop_on_signals() if checkpointer is not None else contextlib.nullcontext()
-    with guard:
+    with checkpointer.stop_on_signals() if checkpointer is not None else _NO_GUARD:
         if start < rounds:
             pivot(start, done=lookahead and start > 0)
         for r in range(start, rounds):

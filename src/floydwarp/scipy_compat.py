@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
+from .cpu import team
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
@@ -69,8 +70,7 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
            [    2,     0, -9999,     2],
            [    1,     3,     3, -9999]], dtype=int32)
     """
-    weights = _weights(csgraph, directed, unweighted, overwrite)
-    result = solve(Graph.from_dense(weights, missing=np.inf), dtype=dtype or "auto",
+    result = solve(_graph(csgraph, directed, unweighted, overwrite), dtype=dtype or "auto",
                    backend=backend, predecessors=return_predecessors, output="host")
     result = result.to_host()
     if result.has_negative_cycle:
@@ -85,9 +85,9 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
     return dist
 
 
-def _weights(csgraph, directed, unweighted, overwrite):
-    """The float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no edge), in one
-    parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
+def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
+    """The graph of the float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no
+    edge), written and validated in one parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
     dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); any other input goes
     through SciPy's own validation first (sparse: explicit zeros are edges; masked:
     masked entries and exact zeros are not)."""
@@ -101,8 +101,10 @@ def _weights(csgraph, directed, unweighted, overwrite):
     if dense.dtype.kind == "b":
         dense = dense.view(np.uint8)
     weights = np.empty(dense.shape, np.float64)
-    numba_passes().scipy_weights(dense, null_within, nonfinite_null, unweighted, directed, weights)
-    return weights
+    n = dense.shape[0]
+    scans = team.run(numba_passes().scipy_weights, n, dense, null_within, nonfinite_null, unweighted, directed,
+                     weights, threads=team.shares(n, n * n))
+    return Graph._from_scanned(weights, scans)
 
 
 def _writable_in_place(a) -> bool:

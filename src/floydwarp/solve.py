@@ -73,7 +73,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                 block_size=block_size, threads=threads, options=options, stats=stats,
                 verify_after=choice.verify_after, narrow=numeric.is_auto(dtype))
     prepared = time.perf_counter()
-    with progress_callback(progress, f"{name}/{impl.algorithm} n={graph.n}") as report:
+    with progress_callback(progress, lambda: f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out, negative = _run(impl, graph, plan, stats)
         if plan.predecessors and not negative and not impl.k_order and _loops_possible(plan, stats) \
@@ -125,7 +125,8 @@ def _diagonal(dist) -> np.ndarray:
 
 
 def _has_negative_diagonal(dist) -> bool:
-    return bool((_diagonal(dist) < 0).any())
+    diagonal = _diagonal(dist)
+    return diagonal.size > 0 and bool(diagonal.min() < 0)
 
 
 def _loops_possible(plan, stats) -> bool:

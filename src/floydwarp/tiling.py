@@ -10,6 +10,8 @@ may be memory-mapped files for matrices larger than memory.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .dist.grid import ProcessGrid
@@ -21,9 +23,15 @@ def start_tiles(graph, bs: int, dtype, inf, *, with_pred=False, grid: ProcessGri
     """(tiles, pred tiles or None) of this process, written from the graph in one parallel pass
     (:meth:`Graph.fill_start`)."""
     nt = -(-graph.n // bs)
-    rows, cols = (np.arange(r.start, r.stop, r.step, dtype=np.int64) * bs
-                  for r in (grid.tile_rows(nt), grid.tile_cols(nt)))
+    rows, cols = _tile_starts(grid.tile_rows(nt), bs), _tile_starts(grid.tile_cols(nt), bs)
     tiles = alloc((rows.size, cols.size, bs, bs), np.dtype(dtype))
     pred = alloc(tiles.shape, np.dtype(np.int32)) if with_pred else None
     graph.fill_start(tiles, rows, cols, inf, pred)
     return tiles, pred
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_starts(tiles: range, bs: int) -> np.ndarray:
+    """The first index of each tile of ``tiles``, shared between calls (not to be written; a
+    read-only flag would make the Numba passes compile a second, read-only specialization)."""
+    return np.arange(tiles.start, tiles.stop, tiles.step, dtype=np.int64) * bs

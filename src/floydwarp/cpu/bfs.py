@@ -18,7 +18,7 @@ from .. import bfs, numeric
 from ..plan import EngineOutput, Stopwatch
 from ..registry import register
 from .storage import Storage
-from .threads import numba_threads
+from .threads import NumbaThreads
 
 _warm: set = set()
 
@@ -54,7 +54,7 @@ def run(graph, plan) -> EngineOutput:
     with sw("start"):
         out_ptr, out_idx = graph.csr()
         in_ptr, in_idx = graph.csr(reverse=True)
-    with numba_threads(plan.threads, tasks=_kernels().batches(n)) as threads:
+    with NumbaThreads(plan.threads, tasks=_kernels().batches(n)) as threads:
         for dtype in storage:
             with sw("compile"):
                 _warm_up(dtype, plan.predecessors)

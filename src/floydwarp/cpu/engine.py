@@ -45,8 +45,9 @@ from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
+from . import team
 from .storage import Storage
-from .threads import numba_threads
+from .threads import NumbaThreads
 
 register_backend("cpu", "Numba kernels, all cores")
 
@@ -141,7 +142,7 @@ def _solve(graph, plan, name, run):
     with sw("start"):
         d = graph.to_matrix(plan.dtype, plan.inf)
         pred = initial_predecessors(d, plan.inf) if plan.predecessors else None
-    with numba_threads(plan.threads) as threads:
+    with NumbaThreads(plan.threads) as threads:
         metadata = {"threads": 1 if name == "serial" else threads}
         if plan.n == 0:
             return EngineOutput(d, pred, {**sw.timings, "compute": 0.0}, metadata=metadata)
@@ -161,84 +162,119 @@ def _solve_blocked(graph, plan):
     per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
     store = Storage.for_plan(plan, 2 * padded * padded * per_entry)         # tiles + the result matrix
     sw = Stopwatch()
-    with numba_threads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
+    with NumbaThreads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
         with sw("compile"):
-            _warm_up_blocked(plan.dtype, plan.predecessors, tiled=t.shape[0] > 1)
+            _warm_up_blocked(plan.dtype, plan.predecessors, tiled=t.shape[0] > 1,
+                             unpack=not keeps(store, t, plan.n))
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         with sw("compute"):
-            schedule.run(Tiles(t, p, bool(plan.clamp), _lo(plan)), checkpointer=ckpt, report=plan.report, stages=stages)
+            with Tiles(t, p, bool(plan.clamp), _lo(plan), threads) as tiles:
+                schedule.run(tiles, checkpointer=ckpt, report=plan.report, stages=stages)
             d = unpacked(store, t, plan.n, "dist")
             pred = None if p is None else unpacked(store, p, plan.n, "pred")
     store.release_tiles()
-    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, metadata=metadata)
+    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, negative_diagonal=tiles.negative_diagonal,
+                        metadata=metadata)
 
 
-def _warm_up_blocked(dtype, pred, tiled):
-    """Compile (or load) the kernels of a blocked run off the clock: phases 2 and 3 only for a
-    matrix of several tiles (``tiled``; one tile is closed by phase 1 alone)."""
-    key = ("blocked", dtype, pred, tiled)
+def _warm_up_blocked(dtype, pred, tiled, unpack):
+    """Compile (or load) the kernels of a blocked run off the clock, only those it calls:
+    phases 2 and 3 for a matrix of several tiles (``tiled``; one tile is closed by phase 1
+    alone), unpacking unless the tile is the result (:meth:`Storage.keeps`)."""
+    key = ("blocked", dtype, pred, tiled, unpack)
     if key in _warm:
         return
     d, p, inf = _tiny(dtype, pred)
     k = 2 if tiled else 1
     t = np.tile(d, (k, k, 1, 1))
     tp = None if p is None else np.tile(p, (k, k, 1, 1))
-    schedule.run(Tiles(t, tp, True, np.dtype(dtype).type(-inf)))
-    _kernels().unpack(t, np.empty((3 * k, 3 * k), t.dtype))
-    if tp is not None:
-        _kernels().unpack(tp, np.empty((3 * k, 3 * k), tp.dtype))
+    with Tiles(t, tp, True, np.dtype(dtype).type(-inf)) as tiles:
+        schedule.run(tiles)
+    for tiles in (t, tp) if unpack else ():
+        if tiles is not None:
+            _kernels().unpack_rows(tiles, np.empty((3 * k, 3 * k), tiles.dtype), 0, 3 * k)
     _warm.add(key)
 
 
 class Tiles:
     """The cpu engine of the blocked schedule (floydwarp.schedule): the tiled matrix
-    ``t[I, J]`` (and predecessors ``p``) in one NumPy array or memory map, every phase a
-    Numba kernel over its tiles (``prange``); tiles never move."""
+    ``t[I, J]`` (and predecessors ``p``) in one NumPy array or memory map; phase 1 is one
+    Numba call, phases 2 and 3 are one kernel (``update_tiles``) run by a crew of
+    ``threads`` threads (cpu/team.py) for the length of a ``with`` block, reading copies
+    of the pivot row and column tiles that phases 1 and 2 write as they go; tiles never
+    move."""
 
-    def __init__(self, t, p, clamp, lo):
+    def __init__(self, t, p, clamp, lo, threads=1):
         self.t, self.p, self.clamp, self.lo = t, p, clamp, lo
-        self.rounds = t.shape[0]
-        self.K = _kernels()
+        self.rounds = nb = t.shape[0]
+        K = self.K = _kernels()
+        # the panel copies: none for one tile (closed by phase 1 alone)
+        panel = t.shape[1:] if nb > 1 else (0,) + t.shape[2:]
+        self.rowp, self.colp = np.empty(panel, t.dtype), np.empty(panel, t.dtype)
+        self.prow = None if p is None else np.empty(panel, p.dtype)
+        self.crew = None
+        if nb > 1:
+            if p is None:
+                self.crew = team.Crew(K.update_tiles, (t, clamp, lo, self.rowp, self.colp), threads)
+            else:
+                self.crew = team.Crew(K.update_tiles_pred, (t, p, clamp, lo, self.rowp, self.colp, self.prow),
+                                      threads)
+        self.panels_of = None
+
+    def __enter__(self):
+        if self.crew is not None:
+            self.crew.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.crew is not None and self.crew.__exit__(*exc)
 
     def state(self):
         return self.t, self.p
 
     def close_pivot(self, r):
         if self.p is None:
-            self.K.close_pivot(self.t, r, self.clamp, self.lo)
+            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowp, self.colp)
         else:
-            self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo)
+            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowp, self.colp,
+                                               self.prow)
+        if self.rounds == 1:              # one tile: phase 1 is the whole run
+            self.negative_diagonal = bool(negative)
 
-    # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none, and a
-    # parallel kernel launched on nothing still costs microseconds (small graphs, issue #22).
+    #: whether a diagonal entry went negative, where the engine knows it for free (one tile)
+    negative_diagonal = None
+
+    # Phases 2 and 3 update the tiles off the pivot tile: a matrix of one tile has none.
     def update_panels(self, r):
-        if self.rounds == 1:
-            return
-        if self.p is None:
-            self.K.update_panels(self.t, r, self.clamp, self.lo)
-        else:
-            self.K.update_panels_pred(self.t, self.p, r, self.clamp, self.lo)
+        if self.crew is not None:
+            self.crew.lead(r, True)
+            self.panels_of = r
 
     def product(self, r, part):
-        if self.rounds == 1:
-            return
-        if self.p is None:
-            self.K.product(self.t, r, self.clamp, self.lo)
-        else:
-            self.K.product_pred(self.t, self.p, r, self.clamp, self.lo)
+        if self.crew is not None:
+            # phase 3 reads the panel copies round r's phase 2 wrote: the rounds run in
+            # order, without lookahead (which would start round r + 1 first)
+            if part != schedule.ALL or self.panels_of != r:
+                raise FloydwarpError(f"cpu blocked: phase 3 of round {r} ({part}) without its phase 2 just before")
+            self.crew.lead(r, False)
+
+
+def keeps(store, tiles, n) -> bool:
+    """True when ``tiles`` is the n x n result already: one unpadded tile in RAM."""
+    return store.workdir is None and tiles.shape[:3] == (1, 1, n)
 
 
 def unpacked(store, tiles, n, name):
-    """The n x n matrix of ``tiles``: in RAM, one unpadded tile is that matrix already (a view);
-    otherwise unpacked into a new array or the work folder's ``NAME.npy``."""
-    if store.workdir is None and tiles.shape[:3] == (1, 1, n):
+    """The n x n matrix of ``tiles``: a view of it when :func:`keeps`, otherwise unpacked
+    into a new array or the work folder's ``NAME.npy``."""
+    if keeps(store, tiles, n):
         return tiles[0, 0]
     out = store.result((n, n), tiles.dtype, name)
-    _kernels().unpack(tiles, out)
+    team.run(_kernels().unpack_rows, n, tiles, out, threads=team.shares(n, n * n))
     return out
 
 

@@ -5,8 +5,9 @@ Everything here works on host NumPy arrays and follows numeric.py's rules:
 * integer sums are computed in the matrix dtype (:func:`narrow`): INF = max // 2
   makes every sum of two entries representable, and keeping the add in the
   narrow type is what lets LLVM use 16 (int16) or 8 (int32) lanes per vector;
-* a candidate replaces an entry only when ``cand < d`` (``x if x < d else d``,
-  one ``vpmins*`` / ``vminp*``), so NaN from ``inf + -inf`` never wins.  Without
+* a candidate replaces an entry only when ``cand < d`` (``min(d, x)``, which
+  Numba lowers as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
+  so NaN from ``inf + -inf`` never wins.  Without
   predecessors the update is that select and an unconditional store (2x faster
   than a conditional store for float32 rows, 12x for the phase-1 tile); with
   predecessors the conditional store is the fast form (9.8 vs 1.1 G/s for
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
-from numba.extending import overload
-from numba.np.numpy_support import as_dtype
+from numba.extending import intrinsic
+
+from .crew import first_job, next_job
 
 
 # --------------------------------------------------------------------------- helpers
@@ -37,19 +39,16 @@ PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": Fals
                 "prange": True}
 
 
-def narrow(value, arr):
-    """``value`` converted to ``arr``'s dtype (Numba widens int32 + int32 to int64)."""
-    return value
+@intrinsic
+def narrow(typingctx, value, arr):
+    """``value`` converted to ``arr``'s dtype (Numba widens int32 + int32 to int64).
 
+    An intrinsic, one LLVM cast where it is used: an inlined overload cost the Numba
+    passes ~0.1 s per tile kernel to compile (copying its IR into 20-odd call sites)."""
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], sig.return_type)
 
-@overload(narrow, inline="always")
-def _narrow_impl(value, arr):
-    scalar = as_dtype(arr.dtype).type
-
-    def impl(value, arr):
-        return scalar(value)
-
-    return impl
+    return arr.dtype(value, arr), codegen
 
 
 @njit(cache=True)
@@ -68,7 +67,7 @@ def copy_of(src):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def copy_row(src, k, out):
     """``out[:] = src[k, :]`` by an explicit loop (see :func:`copy_of`)."""
     for j in range(src.shape[1]):
@@ -81,8 +80,7 @@ def clamp_below(c, lo):
     m, w = c.shape
     for i in range(m):
         for j in range(w):
-            v = c[i, j]
-            c[i, j] = v if v > lo else lo
+            c[i, j] = max(lo, c[i, j])
 
 
 # --------------------------------------------------------------------------- min-plus tile kernels
@@ -90,8 +88,9 @@ def clamp_below(c, lo):
 def minplus(c, a, b):
     """``c[i, j] = min(c[i, j], min_k a[i, k] + b[k, j])``; c, a, b do not overlap.
 
-    Candidates are taken in increasing k with a strict ``<``.  No clamp here
-    (see the module docstring).
+    Candidates are taken in increasing k with a strict ``<``: ``min(d, x)`` is Numba's
+    ``x if x < d else d``, one select (few IR blocks: cheap to compile), and NaN never
+    wins.  No clamp here (see the module docstring).
     """
     m, w = c.shape
     kk = a.shape[1]
@@ -106,46 +105,36 @@ def minplus(c, a, b):
             for j in range(w):
                 b0 = b[k, j]; b1 = b[k + 1, j]; b2 = b[k + 2, j]; b3 = b[k + 3, j]
                 c0 = c[i, j]; c1 = c[i + 1, j]; c2 = c[i + 2, j]; c3 = c[i + 3, j]
-                x = narrow(a00 + b0, c); c0 = x if x < c0 else c0
-                x = narrow(a10 + b0, c); c1 = x if x < c1 else c1
-                x = narrow(a20 + b0, c); c2 = x if x < c2 else c2
-                x = narrow(a30 + b0, c); c3 = x if x < c3 else c3
-                x = narrow(a01 + b1, c); c0 = x if x < c0 else c0
-                x = narrow(a11 + b1, c); c1 = x if x < c1 else c1
-                x = narrow(a21 + b1, c); c2 = x if x < c2 else c2
-                x = narrow(a31 + b1, c); c3 = x if x < c3 else c3
-                x = narrow(a02 + b2, c); c0 = x if x < c0 else c0
-                x = narrow(a12 + b2, c); c1 = x if x < c1 else c1
-                x = narrow(a22 + b2, c); c2 = x if x < c2 else c2
-                x = narrow(a32 + b2, c); c3 = x if x < c3 else c3
-                x = narrow(a03 + b3, c); c0 = x if x < c0 else c0
-                x = narrow(a13 + b3, c); c1 = x if x < c1 else c1
-                x = narrow(a23 + b3, c); c2 = x if x < c2 else c2
-                x = narrow(a33 + b3, c); c3 = x if x < c3 else c3
+                c0 = min(c0, narrow(a00 + b0, c))
+                c1 = min(c1, narrow(a10 + b0, c))
+                c2 = min(c2, narrow(a20 + b0, c))
+                c3 = min(c3, narrow(a30 + b0, c))
+                c0 = min(c0, narrow(a01 + b1, c))
+                c1 = min(c1, narrow(a11 + b1, c))
+                c2 = min(c2, narrow(a21 + b1, c))
+                c3 = min(c3, narrow(a31 + b1, c))
+                c0 = min(c0, narrow(a02 + b2, c))
+                c1 = min(c1, narrow(a12 + b2, c))
+                c2 = min(c2, narrow(a22 + b2, c))
+                c3 = min(c3, narrow(a32 + b2, c))
+                c0 = min(c0, narrow(a03 + b3, c))
+                c1 = min(c1, narrow(a13 + b3, c))
+                c2 = min(c2, narrow(a23 + b3, c))
+                c3 = min(c3, narrow(a33 + b3, c))
                 c[i, j] = c0; c[i + 1, j] = c1; c[i + 2, j] = c2; c[i + 3, j] = c3
         for k in range(k4, kk):
             a0 = a[i, k]; a1 = a[i + 1, k]; a2 = a[i + 2, k]; a3 = a[i + 3, k]
             for j in range(w):
                 bk = b[k, j]
-                x = narrow(a0 + bk, c)
-                if x < c[i, j]:
-                    c[i, j] = x
-                x = narrow(a1 + bk, c)
-                if x < c[i + 1, j]:
-                    c[i + 1, j] = x
-                x = narrow(a2 + bk, c)
-                if x < c[i + 2, j]:
-                    c[i + 2, j] = x
-                x = narrow(a3 + bk, c)
-                if x < c[i + 3, j]:
-                    c[i + 3, j] = x
+                c[i, j] = min(c[i, j], narrow(a0 + bk, c))
+                c[i + 1, j] = min(c[i + 1, j], narrow(a1 + bk, c))
+                c[i + 2, j] = min(c[i + 2, j], narrow(a2 + bk, c))
+                c[i + 3, j] = min(c[i + 3, j], narrow(a3 + bk, c))
     for i in range(m4, m):
         for k in range(kk):
             aik = a[i, k]
             for j in range(w):
-                x = narrow(aik + b[k, j], c)
-                if x < c[i, j]:
-                    c[i, j] = x
+                c[i, j] = min(c[i, j], narrow(aik + b[k, j], c))
 
 
 @njit(cache=True)
@@ -210,12 +199,14 @@ def minplus_pred(c, pc, a, b, pb):
 
 
 # --------------------------------------------------------------------------- in-place FW on one tile
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fw_tile(t, clamp, lo):
     """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule).
 
     Row k is copied to a buffer per k, so the j loop reads and writes
-    different arrays and vectorizes.
+    different arrays and vectorizes.  Inlined into its callers' Numba IR (as is
+    :func:`copy_row`): compiled as a function of its own it would be optimized once
+    there and again inside each caller, 0.1 s more of a cold compile.
     """
     n = t.shape[0]
     rowk = np.empty(n, t.dtype)
@@ -226,9 +217,8 @@ def fw_tile(t, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = x if x > lo else lo
-                v = t[i, j]
-                t[i, j] = x if x < v else v
+                    x = max(lo, x)
+                t[i, j] = min(t[i, j], x)
 
 
 @njit(cache=True)
@@ -244,20 +234,22 @@ def fw_tile_pred(t, p, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = x if x > lo else lo
+                    x = max(lo, x)
                 if x < t[i, j]:
                     t[i, j] = x
                     p[i, j] = prowk[j]
 
 
 # --------------------------------------------------------------------------- tiled layout
-@njit(cache=True, parallel=PRANGE_ONLY)
-def unpack(t, d):
-    """Write the tiles back into the n x n matrix ``d``."""
+# The passes over many tiles or rows are serial kernels over tasks ``first .. stop - 1``
+# that cpu/team.py spreads over the cores (nogil: the shares run at once).
+@njit(cache=True, nogil=True)
+def unpack_rows(t, d, first, stop):
+    """Rows ``first .. stop - 1`` of the n x n matrix ``d`` from the tiles."""
     n = d.shape[0]
     nb = t.shape[0]
     bs = t.shape[2]
-    for i in prange(n):
+    for i in range(first, stop):
         ib = i // bs
         ii = i - ib * bs
         for jb in range(nb):
@@ -268,108 +260,133 @@ def unpack(t, d):
 
 
 # --------------------------------------------------------------------------- blocked rounds
-@njit(cache=True)
-def panels(t, r):
-    """Contiguous copies of the pivot row tiles ``t[r, :]`` and pivot column tiles ``t[:, r]``."""
-    nb, _, bs, _ = t.shape
-    rowp = np.empty((nb, bs, bs), t.dtype)
-    colp = np.empty((nb, bs, bs), t.dtype)
-    for b in range(nb):
-        for i in range(bs):
-            for j in range(bs):
-                rowp[b, i, j] = t[r, b, i, j]
-                colp[b, i, j] = t[b, r, i, j]
-    return rowp, colp
+@njit
+def copy_tile(src, dst):
+    """``dst[:, :] = src`` by explicit loops (see :func:`copy_of`)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
 
 
-# The three phases of a round are separate kernels: the blocked schedule (floydwarp.schedule)
+# The three phases of a round are separate calls: the blocked schedule (floydwarp.schedule)
 # calls them in turn, so it can time them and checkpoint between rounds.
 @njit(cache=True)
-def close_pivot(t, r, clamp, lo):
-    """Phase 1: close the pivot tile ``t[r, r]``."""
+def close_pivot(t, r, clamp, lo, rowp, colp):
+    """Phase 1: close the pivot tile ``t[r, r]``, and copy it into its slot of the panel
+    copies ``rowp`` and ``colp`` that phases 2 and 3 read (none for a single tile).
+    Returns whether the tile's diagonal went negative (final for a single tile)."""
     fw_tile(t[r, r], clamp, lo)
+    if rowp.shape[0]:
+        copy_tile(t[r, r], rowp[r])
+        copy_tile(t[r, r], colp[r])
+    return negative_diagonal(t[r, r])
 
 
 @njit(cache=True)
-def close_pivot_pred(t, p, r, clamp, lo):
+def close_pivot_pred(t, p, r, clamp, lo, rowp, colp, prow):
+    """:func:`close_pivot` with predecessors, copied into ``prow``."""
     fw_tile_pred(t[r, r], p[r, r], clamp, lo)
+    if rowp.shape[0]:
+        copy_tile(t[r, r], rowp[r])
+        copy_tile(t[r, r], colp[r])
+        copy_tile(p[r, r], prow[r])
+    return negative_diagonal(t[r, r])
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def update_panels(t, r, clamp, lo):
-    """Phase 2: pivot row tiles become piv* (x) x, pivot column tiles x (x) piv*."""
+@njit(inline="always")
+def negative_diagonal(tile):
+    for i in range(tile.shape[0]):
+        if tile[i, i] < 0:
+            return True
+    return False
+
+
+@njit(inline="always")
+def round_tile(nb, r, panel, s):
+    """Tile ``(I, J)`` of task ``s`` of a round's phase 2 (``panel``: the pivot row tiles
+    ``(r, 0..nb-1)``, then the pivot column tiles ``(0..nb-1, r)``) or phase 3 (every tile
+    ``(s // nb, s % nb)``), and whether the phase leaves it alone (the pivot tile; the
+    pivot row and column in phase 3)."""
+    if panel:
+        side = s // nb                    # 0: pivot row, 1: pivot column
+        other = s - side * nb
+        return r + side * (other - r), other + side * (r - other), other == r
+    ib = s // nb
+    jb = s - ib * nb
+    return ib, jb, ib == r or jb == r
+
+
+@njit(inline="always")
+def share_of(tasks, me, count):
+    """Tasks ``first, stop`` of thread ``me`` of ``count``: contiguous equal shares (the
+    static schedule ``prange`` used)."""
+    return tasks * me // count, tasks * (me + 1) // count
+
+
+@njit(cache=True, nogil=True)
+def update_tiles(t, clamp, lo, rowp, colp, crew, me, count, r, panel):
+    """Phases 2 and 3, one kernel, on a crew of ``count`` threads (cpu/crew.py): thread
+    ``me`` does its share of each job; the leader (0) posts job ``(r, panel)`` and returns
+    when the crew has done it, a worker does jobs until the crew stops.
+
+    Every tile ``(I, J)`` of the job (:func:`round_tile`) becomes ``min(t[I, J], colp[I]
+    (x) rowp[J])``, where ``rowp`` and ``colp`` hold copies of the pivot row and column
+    tiles.  Phase 2 is that product too, with ``colp[r] = rowp[r] = P*`` (the pivot tile
+    after phase 1, :func:`copy_pivot`): a pivot row tile becomes ``P* (x) old`` and a pivot
+    column tile ``old (x) P*``.  Each phase-2 task copies its tile's old value into its
+    panel slot first and its new value after, so the panels are ready for phase 3 with
+    no copy between the phases."""
     nb = t.shape[0]
-    piv = copy_of(t[r, r])
-    for s in prange(2 * nb):
-        if s < nb:
-            if s != r:
-                x = t[r, s]
-                old = copy_of(x)
-                minplus(x, piv, old)
-                if clamp:
-                    clamp_below(x, lo)
-        else:
-            ib = s - nb
-            if ib != r:
-                x = t[ib, r]
-                old = copy_of(x)
-                minplus(x, old, piv)
-                if clamp:
-                    clamp_below(x, lo)
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def update_panels_pred(t, p, r, clamp, lo):
-    nb = t.shape[0]
-    piv = copy_of(t[r, r])
-    ppiv = copy_of(p[r, r])
-    for s in prange(2 * nb):
-        if s < nb:
-            if s != r:
-                x = t[r, s]
-                old = copy_of(x)
-                pold = copy_of(p[r, s])
-                minplus_pred(x, p[r, s], piv, old, pold)
-                if clamp:
-                    clamp_below(x, lo)
-        else:
-            ib = s - nb
-            if ib != r:
-                x = t[ib, r]
-                old = copy_of(x)
-                minplus_pred(x, p[ib, r], old, piv, ppiv)
-                if clamp:
-                    clamp_below(x, lo)
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def product(t, r, clamp, lo):
-    """Phase 3: every other tile, from contiguous copies of the two panels."""
-    nb = t.shape[0]
-    rowp, colp = panels(t, r)
-    for s in prange(nb * nb):
-        ib = s // nb
-        jb = s - ib * nb
-        if ib != r and jb != r:
+    job = first_job(crew, me, count, r, panel)
+    while job >= 0:
+        r, panel = crew[1], crew[2] != 0
+        first, stop = share_of(2 * nb if panel else nb * nb, me, count)
+        for s in range(first, stop):
+            ib, jb, skip = round_tile(nb, r, panel, s)
+            if skip:
+                continue
             x = t[ib, jb]
+            if panel:
+                slot = rowp[jb] if ib == r else colp[ib]
+                copy_tile(x, slot)
             minplus(x, colp[ib], rowp[jb])
             if clamp:
                 clamp_below(x, lo)
+            if panel:
+                copy_tile(x, slot)
+        job = next_job(crew, me, count, job)
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def product_pred(t, p, r, clamp, lo):
+@njit(cache=True, nogil=True)
+def update_tiles_pred(t, p, clamp, lo, rowp, colp, prow, crew, me, count, r, panel):
+    """:func:`update_tiles` with predecessors: ``prow`` holds copies of the pivot row's
+    predecessor tiles (a win through ``k`` takes ``p[k, j]``, which lies in row panel J;
+    phase 2 keeps it up to date as it does ``rowp``)."""
     nb = t.shape[0]
-    rowp, colp = panels(t, r)
-    prow, _ = panels(p, r)
-    for s in prange(nb * nb):
-        ib = s // nb
-        jb = s - ib * nb
-        if ib != r and jb != r:
+    job = first_job(crew, me, count, r, panel)
+    while job >= 0:
+        r, panel = crew[1], crew[2] != 0
+        first, stop = share_of(2 * nb if panel else nb * nb, me, count)
+        for s in range(first, stop):
+            ib, jb, skip = round_tile(nb, r, panel, s)
+            if skip:
+                continue
             x = t[ib, jb]
-            minplus_pred(x, p[ib, jb], colp[ib], rowp[jb], prow[jb])
+            px = p[ib, jb]
+            row_tile = panel and ib == r
+            if panel:
+                slot = rowp[jb] if row_tile else colp[ib]
+                copy_tile(x, slot)
+                if row_tile:
+                    copy_tile(px, prow[jb])
+            minplus_pred(x, px, colp[ib], rowp[jb], prow[jb])
             if clamp:
                 clamp_below(x, lo)
+            if panel:
+                copy_tile(x, slot)
+                if row_tile:
+                    copy_tile(px, prow[jb])
+        job = next_job(crew, me, count, job)
 
 
 # --------------------------------------------------------------------------- rows and serial
@@ -380,9 +397,8 @@ def relax_row(d, i, rowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = x if x > lo else lo
-        v = d[i, j]
-        d[i, j] = x if x < v else v
+            x = max(lo, x)
+        d[i, j] = min(d[i, j], x)
 
 
 @njit(inline="always")
@@ -392,7 +408,7 @@ def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = x if x > lo else lo
+            x = max(lo, x)
         if x < d[i, j]:
             d[i, j] = x
             p[i, j] = prowk[j]
@@ -431,9 +447,8 @@ def serial_steps(d, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = x if x > lo else lo
-                v = d[i, j]
-                d[i, j] = x if x < v else v
+                    x = max(lo, x)
+                d[i, j] = min(d[i, j], x)
 
 
 @njit(cache=True)
@@ -445,7 +460,7 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = x if x > lo else lo
+                    x = max(lo, x)
                 if x < d[i, j]:
                     d[i, j] = x
                     p[i, j] = p[k, j]

@@ -17,11 +17,13 @@ Conventions, the same for every constructor:
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..arrays import array_module, is_device_array, to_host
+from ..cpu import team
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
@@ -69,6 +71,7 @@ class Graph:
         self._stats = None
         self._num_edges = None
         self._csr = {}
+        self._sorted = False                    # edges known to be sorted by source
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -90,15 +93,25 @@ class Graph:
         n = check_vertex_count(int(n))
         if n < 0:
             raise FloydwarpError(f"n must be >= 0, got {n}")
-        for name, ids in (("src", src), ("dst", dst)):
-            bad = np.flatnonzero((ids < 0) | (ids >= n))
-            if bad.size:
-                i = int(bad[0])
+        # ids, weights, self-loops, order and weight statistics in one pass (graph/kernels.py)
+        m = src.size
+        parts = team.run(numba_passes().edge_scan, m, src, dst, w, n, threads=team.shares(m, m))
+        (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, _, _, lo, hi, integral,
+         kept) = parts[0] if len(parts) == 1 else _joined_edge_scans(parts)
+        for name, ids, i, count in (("src", src, bad_src, bad_srcs), ("dst", dst, bad_dst, bad_dsts)):
+            if i >= 0:
                 raise FloydwarpError(
                     f"edge {i}: {name} vertex id {int(ids[i])} is out of range 0..{n - 1} "
-                    f"({bad.size} edge(s) out of range)")
-        _refuse_bad_weights(w, lambda i: f"edge {i} ({int(src[i])} -> {int(dst[i])})")
-        return cls(n, edges=_dedupe_edges(n, src, dst, w), labels=labels)
+                    f"({count} edge(s) out of range)")
+        if bad_w >= 0:
+            raise FloydwarpError(f"edge {bad_w} ({int(src[bad_w])} -> {int(dst[bad_w])}) has weight "
+                                 f"{float(w[bad_w])}: weights must be finite numbers")
+        graph = cls(n, edges=_dedupe_edges(n, src, dst, w, dropped, ordered), labels=labels)
+        graph._sorted = True                    # by (src, dst): either in order already or sorted
+        if ordered:                             # the scanned edges are the graph's: their statistics hold
+            conv = int if integral else float
+            graph._stats = WeightStats(n, conv(lo), conv(hi), bool(integral)) if kept else WeightStats(n, 0, 0, True)
+        return graph
 
     @classmethod
     def from_dense(cls, matrix, missing=np.inf, labels=None) -> "Graph":
@@ -109,15 +122,15 @@ class Graph:
         holds self-loops.  NumPy masked arrays treat masked entries as missing.
         CuPy arrays stay on the device.
         """
-        if np.ma.isMaskedArray(matrix):
-            mask = np.ma.getmaskarray(matrix)
-            matrix = np.asarray(matrix.data)
-        else:
-            mask = None
-            if not hasattr(matrix, "__array_namespace__") and not hasattr(matrix, "shape"):
+        mask, xp = None, np
+        if type(matrix) is not np.ndarray:        # a plain NumPy array needs none of this
+            if np.ma.isMaskedArray(matrix):
+                mask = np.ma.getmaskarray(matrix)
+                matrix = np.asarray(matrix.data)
+            elif not hasattr(matrix, "__array_namespace__") and not hasattr(matrix, "shape"):
                 matrix = np.asarray(matrix)
-        xp = array_module(matrix)
-        matrix = xp.asarray(matrix)
+            xp = array_module(matrix)
+            matrix = xp.asarray(matrix)
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
             raise FloydwarpError(f"a weight matrix must be square (n x n); got shape {tuple(matrix.shape)}")
         if matrix.dtype.kind not in "biuf":
@@ -140,8 +153,16 @@ class Graph:
             raise FloydwarpError(f"from_scipy needs a SciPy sparse matrix, got {type(sparse).__name__}")
         if sparse.ndim != 2 or sparse.shape[0] != sparse.shape[1]:
             raise FloydwarpError(f"a sparse graph must be square (n x n); got shape {sparse.shape}")
-        coo = sparse.tocoo()
-        return cls.from_edges(coo.row, coo.col, coo.data, n=sparse.shape[0], labels=labels)
+        n = sparse.shape[0]
+        # the stored entries as they are (tocoo() builds a new matrix: 20 us of a small solve)
+        if sparse.format in ("csr", "csc"):
+            major = np.repeat(np.arange(n, dtype=np.int64), np.diff(sparse.indptr))
+            src, dst = (major, sparse.indices) if sparse.format == "csr" else (sparse.indices, major)
+            data = sparse.data
+        else:
+            coo = sparse if sparse.format == "coo" else sparse.tocoo()
+            src, dst, data = coo.row, coo.col, coo.data
+        return cls.from_edges(src, dst, data, n=n, labels=labels)
 
     @classmethod
     def from_networkx(cls, G, weight: str | None = "weight", nodelist=None, default_weight=1) -> "Graph":
@@ -235,10 +256,25 @@ class Graph:
                 self._stats, self._num_edges = self._host_stats()
         return self._stats
 
+    @classmethod
+    def _from_scanned(cls, matrix, parts) -> "Graph":
+        """The graph of a host float64 matrix with ``inf`` for no edge, written by a Numba
+        pass that returned :func:`~floydwarp.graph.kernels.dense_scan`'s answers for it
+        (``parts``, one per row range in order), so it is not read again."""
+        graph = cls(matrix.shape[0], dense=(matrix, None), missing=None)
+        graph._stats, graph._num_edges = graph._stats_of(parts)
+        return graph
+
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
+        matrix, n = self._dense[0], self.n
+        return self._stats_of(team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(),
+                                       threads=team.shares(n, n * n)))
+
+    def _stats_of(self, parts):
+        """(WeightStats, edge count) from dense_scan's answers, or the error for a bad entry."""
         matrix = self._dense[0]
-        edges, present, lo, hi, integral, bad_i, bad_j = numba_passes().dense_scan(matrix, *self._absent_rule())
+        edges, present, lo, hi, integral, bad_i, bad_j = parts[0] if len(parts) == 1 else _joined_scans(parts)
         if bad_i >= 0:
             raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
                                  f"weights must be finite numbers")
@@ -324,28 +360,28 @@ class Graph:
         initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
         the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``."""
         kernels = numba_passes()
-        row0 = np.asarray(row0, dtype=np.int64)
-        col0 = np.asarray(col0, dtype=np.int64)
+        row0, col0 = _int64_vector(row0), _int64_vector(col0)
         with_pred = pred is not None
         pred = pred if with_pred else _NO_PRED
         if self._dense is not None:
             matrix = to_host(self._dense[0])
-            kernels.dense_tiles(matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred)
+            rows = out.shape[0] * out.shape[2]
+            team.run(kernels.dense_tiles, rows, matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred,
+                     threads=team.shares(rows, out.size))
             return
         src, dst, w = self._sorted_edges()
-        bh, bw = out.shape[2], max(out.shape[3], 1)
-        first = np.searchsorted(src, row0)
-        last = np.searchsorted(src, np.minimum(row0 + bh, self.n))
-        col_tile = np.full(-(-self.n // bw), -1, np.int64)
-        col_tile[col0[col0 < self.n] // bw] = np.flatnonzero(col0 < self.n)
-        kernels.edge_tiles(src, dst, w, first, last, self.n, row0, col0, col_tile, inf, out, pred, with_pred)
+        col_tile = _column_tiles(self.n, max(out.shape[3], 1), col0.tobytes())
+        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, col_tile, inf, out,
+                 pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
         """The edges, sorted by source (kept sorted once sorted)."""
-        src, dst, w = self._edges
-        if src.size and np.any(src[1:] < src[:-1]):
-            order = np.argsort(src, kind="stable")
-            self._edges = src, dst, w = src[order], dst[order], w[order]
+        if not self._sorted:
+            src, dst, w = self._edges
+            if src.size and np.any(src[1:] < src[:-1]):
+                order = np.argsort(src, kind="stable")
+                self._edges = src[order], dst[order], w[order]
+            self._sorted = True
         return self._edges
 
     def _edges_of_rows(self, lo, hi):
@@ -365,6 +401,11 @@ DEVICE_BAND_ENTRIES = 1 << 27
 _NO_MASK = np.zeros((0, 0), np.bool_)
 #: their "no predecessors"
 _NO_PRED = np.zeros((0, 0, 0, 0), np.int32)
+
+
+def _int64_vector(a) -> np.ndarray:
+    """``a`` as an int64 NumPy array (itself when it is one already)."""
+    return a if type(a) is np.ndarray and a.dtype == np.int64 else np.asarray(a, dtype=np.int64)
 
 
 def _as_index_array(a, name):
@@ -412,16 +453,68 @@ def _missing_value(missing, dtype):
     if missing is None:
         return None
     value = float(missing)
-    if np.isnan(value) or value == np.inf:
+    if math.isnan(value) or value == math.inf:
         return None
     if dtype.kind in "iu":
-        if np.isinf(value):
+        if math.isinf(value):
             return None
         info = np.iinfo(dtype)
         if not value.is_integer() or not info.min <= value <= info.max:
             return None
         return dtype.type(int(value))
     return dtype.type(missing)
+
+
+def _joined_scans(parts):
+    """One answer of dense_scan (graph/kernels.py) from those of consecutive row ranges: the
+    first bad entry in row order, else the counts summed and the extremes of all."""
+    edges, present, lo, hi, integral = 0, False, 0, 0, True
+    for part_edges, part_present, a, b, whole, bad_i, bad_j in parts:
+        if bad_i >= 0:
+            return edges, present, lo, hi, integral, bad_i, bad_j
+        edges += part_edges
+        if part_present:
+            lo, hi = (min(lo, a), max(hi, b)) if present else (a, b)
+            present = True
+        integral = integral and whole
+    return edges, present, lo, hi, integral, -1, -1
+
+
+def _joined_edge_scans(parts):
+    """One answer of edge_scan (graph/kernels.py) from those of consecutive edge ranges."""
+    bad_src = bad_dst = bad_w = -1
+    bad_srcs = bad_dsts = dropped = 0
+    ordered, kept, integral = True, False, True
+    first_key = last_key = -1
+    lo = hi = 0
+    for p_bad_src, p_bad_srcs, p_bad_dst, p_bad_dsts, p_bad_w, p_dropped, p_ordered, p_first, p_last, p_lo, p_hi, \
+            p_integral, p_kept in parts:
+        bad_src = p_bad_src if bad_src < 0 else bad_src
+        bad_dst = p_bad_dst if bad_dst < 0 else bad_dst
+        bad_w = p_bad_w if bad_w < 0 else bad_w
+        bad_srcs, bad_dsts, dropped = bad_srcs + p_bad_srcs, bad_dsts + p_bad_dsts, dropped + p_dropped
+        ordered = ordered and p_ordered
+        if p_kept:
+            if kept:
+                ordered = ordered and last_key < p_first
+                lo, hi = min(lo, p_lo), max(hi, p_hi)
+            else:
+                first_key, lo, hi, kept = p_first, p_lo, p_hi, True
+            last_key = p_last
+            integral = integral and p_integral
+    return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, integral,
+            kept)
+
+
+@functools.lru_cache(maxsize=64)
+def _column_tiles(n, bw, col0_bytes) -> np.ndarray:
+    """``col_tile[j // bw]``: the local tile column holding column j, -1 where none does
+    (``col0``: the local tile columns' first indices, as bytes of int64; shared between
+    calls, not to be written)."""
+    col0 = np.frombuffer(col0_bytes, dtype=np.int64)
+    col_tile = np.full(-(-n // bw), -1, np.int64)
+    col_tile[col0[col0 < n] // bw] = np.flatnonzero(col0 < n)
+    return col_tile
 
 
 def _edge_stats(n, w) -> WeightStats:
@@ -446,16 +539,16 @@ def _refuse_bad_weights(w, where):
         raise FloydwarpError(f"{where(flat)} has weight {value}: weights must be finite numbers")
 
 
-def _dedupe_edges(n, src, dst, w):
-    """Keep the lightest of parallel edges; drop self-loops that cannot shorten anything."""
-    keep = (src != dst) | (w < 0)
-    if not keep.all():
+def _dedupe_edges(n, src, dst, w, dropped, ordered):
+    """Keep the lightest of parallel edges; drop self-loops that cannot shorten anything
+    (``dropped`` of them), sorted by (src, dst).  ``ordered``: the kept edges are in that
+    order with no parallel edges already (generators, most files): no sort."""
+    if dropped:
+        keep = (src != dst) | (w < 0)
         src, dst, w = src[keep], dst[keep], w[keep]
-    if src.size == 0:
+    if ordered or src.size == 0:
         return src, dst, w
     key = src * n + dst
-    if np.all(key[1:] > key[:-1]):
-        return src, dst, w          # already in order with no parallel edges (generators, most files): no sort
     # any order within a run of equal keys: the run keeps its minimum (NumPy's default sort is
     # 4x faster than a stable one on the 40,000 turned-around arcs of a closeness call)
     order = np.argsort(key)

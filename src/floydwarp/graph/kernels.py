@@ -3,8 +3,9 @@
 A dense graph is read once to validate it and take its weight statistics
 (:func:`dense_scan`), and once more to write the start matrix, in tiles or
 in rows, in the distance dtype (:func:`dense_tiles`); an edge list is written
-by :func:`edge_tiles`.  No temporaries of n^2 entries, every pass parallel
-over rows.  The rules are Graph's (see graph.py): an entry is absent when
+by :func:`edge_tiles`.  No temporaries of n^2 entries; every pass is a serial
+kernel over a range of rows (or tile rows) that cpu/team.py spreads over the
+cores, so a small graph's pass is one plain call.  The rules are Graph's (see graph.py): an entry is absent when
 masked, equal to ``missing`` or ``+inf``; a non-negative self-loop is
 dropped; the diagonal starts at ``min(self-loop, 0)``; padding (indices >= n)
 is INF with 0 on its diagonal; ``pred[i, j] = i`` for every edge i -> j with
@@ -17,11 +18,25 @@ imports Numba).
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import warnings
 
-from ..cpu.kernels import PRANGE_ONLY, narrow
+import numpy as np
+from numba import njit
+from numba.core.errors import NumbaPerformanceWarning
+
+from ..cpu.kernels import narrow
 from ..predecessors import NO_PREDECESSOR
+
+#: Numba's parallel pipeline with every parallel transformation off (no gufunc is built:
+#: the kernel stays serial and cheap to compile).  For :func:`dense_tiles` it generates
+#: code 7x faster than the plain pipeline does (2.5 vs 18 ms for n = 2048 int32 on one
+#: core of the 2-core dev box; the other passes here ran alike under both), so that pass
+#: uses it; Numba's warning that nothing was parallelized is expected there.
+SERIAL_BY_PARALLEL_PIPELINE = {"comprehension": False, "reduction": False, "inplace_binop": False,
+                               "setitem": False, "numpy": False, "stencil": False, "fusion": False,
+                               "prange": False}
+warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
+                        message=r"(?s).*no transformation for parallel execution.*floydwarp[/\\]graph[/\\]kernels")
 
 
 @njit(inline="always")
@@ -31,59 +46,40 @@ def _absent(w, mask, missing, use_missing, i, j):
     return (mask.shape[0] > 0 and mask[i, j]) or (use_missing and x == missing) or x == np.inf
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def dense_scan(w, mask, missing, use_missing):
-    """A dense weight matrix's (edges, any weight present, smallest and largest weight, all
-    weights integers, first entry (i, j) holding NaN or -inf, i = -1 for none).  Self-loops
-    count in the weights (as they always have) but not as edges when dropped."""
+@njit(cache=True, nogil=True)
+def dense_scan(w, mask, missing, use_missing, first, stop):
+    """Rows ``first .. stop - 1`` of a dense weight matrix: (edges, any weight present,
+    smallest and largest weight, all weights integers, first entry (i, j) holding NaN or
+    -inf, i = -1 for none; the rows after it are not read).  Self-loops count in the
+    weights (as they always have) but not as edges when dropped."""
     n = w.shape[0]
-    count = np.zeros(n, np.int64)
-    lo = np.zeros(n, w.dtype)
-    hi = np.zeros(n, w.dtype)
-    integral = np.ones(n, np.bool_)
-    present = np.zeros(n, np.bool_)
-    bad = np.full(n, -1, np.int64)
-    for i in prange(n):
-        c = 0
-        seen = False
-        a = w[i, 0]
-        b = a
-        whole = True
+    edges, seen, whole = 0, False, True
+    a = narrow(0, w)
+    b = narrow(0, w)
+    for i in range(first, stop):
         for j in range(n):
             if _absent(w, mask, missing, use_missing, i, j):
                 continue
             x = w[i, j]
             if x != x or x == -np.inf:
-                bad[i] = j
-                break
-            if not seen:
-                a = x
-                b = x
-                seen = True
-            a = x if x < a else a
-            b = x if x > b else b
-            whole = whole and np.floor(x) == x
-            if i != j or x < 0:
-                c += 1
-        count[i] = c
-        present[i] = seen
-        lo[i] = a
-        hi[i] = b
-        integral[i] = whole
-    # the rows' answers, combined in row order
-    edges, any_present, whole, a, b, bad_i, bad_j = 0, False, True, narrow(0, w), narrow(0, w), -1, -1
-    for i in range(n):
-        if bad[i] >= 0:
-            bad_i, bad_j = i, bad[i]
-            break
-        edges += count[i]
-        if present[i]:
-            if not any_present:
-                a, b, any_present = lo[i], hi[i], True
-            a = lo[i] if lo[i] < a else a
-            b = hi[i] if hi[i] > b else b
-            whole = whole and integral[i]
-    return edges, any_present, a, b, whole, bad_i, bad_j
+                return edges, seen, a, b, whole, i, j
+            edges, seen, a, b, whole = _tally(x, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, -1, -1
+
+
+@njit(inline="always")
+def _tally(x, i, j, edges, seen, a, b, whole):
+    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`)."""
+    if not seen:
+        a = x
+        b = x
+        seen = True
+    a = min(a, x)
+    b = max(b, x)
+    whole = whole and np.floor(x) == x
+    if i != j or x < 0:
+        edges += 1
+    return edges, seen, a, b, whole
 
 
 @njit(inline="always")
@@ -96,13 +92,14 @@ def _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf):
         pred[li, lj, r, c] = i if (i != j and v < inf) else NO_PREDECESSOR
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_pred):
-    """The start matrix of a dense graph into ``out[li, lj]`` (and ``pred``), a row at a time."""
+@njit(cache=True, nogil=True, parallel=SERIAL_BY_PARALLEL_PIPELINE)
+def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_pred, first, stop):
+    """Rows ``first .. stop - 1`` of ``out`` (row ``s`` is row ``s % bh`` of tile row
+    ``s // bh``): the start matrix of a dense graph (and ``pred``)."""
     n = w.shape[0]
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
-    for s in prange(nr * bh):
+    for s in range(first, stop):
         li = s // bh
         r = s - li * bh
         i = row0[li] + r
@@ -116,26 +113,83 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
                 _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def edge_tiles(src, dst, w, first, last, n, row0, col0, col_tile, inf, out, pred, with_pred):
-    """The start matrix of an edge list into ``out[li, lj]`` (and ``pred``): INF with 0 on the
-    diagonal, then edges ``first[li] .. last[li] - 1`` (those leaving the rows of ``li``;
-    ``col_tile[j // bw]`` is the local tile column of column j, -1 where not held here)."""
+@njit(inline="always")
+def _first_at_least(src, value):
+    """The first index of sorted ``src`` holding ``value`` or more (``src.size`` if none)."""
+    a, b = 0, src.shape[0]
+    while a < b:
+        mid = (a + b) // 2
+        if src[mid] < value:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+@njit(cache=True, nogil=True)
+def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
+    """Tile rows ``first .. stop - 1`` of the start matrix of an edge list sorted by source
+    into ``out[li, lj]`` (and ``pred``): INF with 0 on the diagonal, then the edges leaving
+    the rows of ``li`` (``col_tile[j // bw]`` is the local tile column of column j, -1
+    where not held here)."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
-    for li in prange(nr):
+    for li in range(first, stop):
         for r in range(bh):
             i = row0[li] + r
             for lj in range(nc):
                 j0 = col0[lj]
                 for c in range(bw):
                     _store(out, pred, with_pred, li, lj, r, c, i, j0 + c, inf, inf)
-        for e in range(first[li], last[li]):
+        for e in range(_first_at_least(src, row0[li]), _first_at_least(src, min(row0[li] + bh, n))):
             i = src[e]
             j = dst[e]
             lj = col_tile[j // bw]
             if lj >= 0:
                 _store(out, pred, with_pred, li, lj, i - row0[li], j - col0[lj], i, j, narrow(w[e], out), inf)
+
+
+@njit(cache=True, nogil=True)
+def edge_scan(src, dst, w, n, first, stop):
+    """Edges ``first .. stop - 1`` of an edge list checked and summarized in one pass, with
+    Graph's rules (a non-negative self-loop is dropped): the first source id out of range
+    0..n-1 (-1: none) and how many there are, the same for targets, the first weight that
+    is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
+    keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and last
+    kept key, the smallest and largest kept weight, whether they are all integers, and
+    whether any edge is kept."""
+    bad_src, bad_srcs, bad_dst, bad_dsts, bad_w = -1, 0, -1, 0, -1
+    dropped, ordered, kept, whole = 0, True, False, True
+    first_key, last_key = -1, -1
+    lo = narrow(0, w)
+    hi = narrow(0, w)
+    for e in range(first, stop):
+        i = src[e]
+        j = dst[e]
+        x = w[e]
+        if i < 0 or i >= n:
+            bad_src = e if bad_src < 0 else bad_src
+            bad_srcs += 1
+        if j < 0 or j >= n:
+            bad_dst = e if bad_dst < 0 else bad_dst
+            bad_dsts += 1
+        if x != x or x == np.inf or x == -np.inf:
+            bad_w = e if bad_w < 0 else bad_w
+            continue
+        if i == j and x >= 0:
+            dropped += 1
+            continue
+        key = i * n + j
+        if not kept:
+            first_key, lo, hi, kept = key, x, x, True
+        elif key <= last_key:
+            ordered = False
+        last_key = key
+        lo = min(lo, x)
+        hi = max(hi, x)
+        whole = whole and np.floor(x) == x
+    return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, whole,
+            kept)
 
 
 @njit(cache=True)
@@ -163,20 +217,32 @@ def _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted):
     return x
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
-def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out):
+@njit(cache=True, nogil=True)
+def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out, first, stop):
     """SciPy's ``floyd_warshall`` reading of a dense matrix into float64 ``out``, ``inf`` for
     no edge: entries with ``|x| <= null_within`` and, with ``nonfinite_null``, NaN and
     +-inf are no edge; ``unweighted`` makes every edge 1; self-loops are ignored;
-    undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused)."""
+    undirected takes the lighter of ``(i, j)`` and ``(j, i)`` (NaN stays NaN, to be refused).
+    Rows ``first .. stop - 1``; returns :func:`dense_scan`'s answer for them as written
+    (``inf`` no edge), so the weights need no second pass."""
     n = g.shape[0]
-    for i in prange(n):
+    edges, seen, whole, bad_i, bad_j = 0, False, True, -1, -1
+    a = b = 0.0
+    for i in range(first, stop):
         for j in range(n):
             v = _scipy_entry(g, i, j, null_within, nonfinite_null, unweighted)
             if not directed:
                 u = _scipy_entry(g, j, i, null_within, nonfinite_null, unweighted)
                 v = u if (u != u or u < v) else v
-            out[i, j] = np.inf if i == j else v
+            v = np.inf if i == j else v
+            out[i, j] = v
+            if v == np.inf or bad_i >= 0:
+                continue
+            if v != v or v == -np.inf:
+                bad_i, bad_j = i, j
+                continue
+            edges, seen, a, b, whole = _tally(v, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, bad_i, bad_j
 
 
 @njit(cache=True)

@@ -1,0 +1,164 @@
+"""Threads for the Numba kernels: serial kernels over ranges of tasks, run on several cores.
+
+Every parallel pass of the cpu backend and of graph/kernels.py is a serial Numba kernel
+compiled with ``nogil=True``: a pass ``kernel(*args, first, stop)`` does tasks ``first ..
+stop - 1``, and :func:`run` splits the tasks into contiguous equal shares (the static
+schedule ``prange`` used) and runs them at once, the first share on the calling thread
+and the others on persistent worker threads.  The rounds of a blocked run, 64 short
+phases at n = 2048, go to a :class:`Crew` instead: the workers stay inside the phase
+kernel for the whole run and take each phase from the leader through memory
+(cpu/crew.py), a hand-off of about a microsecond instead of the 50-100 us a semaphore
+and the GIL take on the 2-core dev VM.  Why not Numba's ``parallel=True``:
+
+* compiling: a ``prange`` kernel is lowered three more times (gufunc, gufunc wrapper,
+  parallel wrapper), each a full LLVM optimization and code generation of its body:
+  that is most of the 5.1 s the first blocked int32 run spent compiling (bench/NOTES_cpu.md);
+* small inputs: a call below :data:`GRAIN` runs on the caller's thread with no launch
+  (a ``prange`` launch cost 2-5 us, and the set_num_threads pair around it 1.5 us, of a
+  40 us small solve).
+
+The share count follows Numba's thread setting (``numba.set_num_threads``, which the
+engines set from ``threads=``), so one knob still controls every kernel.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+#: Element operations below which a pass runs on the calling thread: a worker hand-off
+#: costs 50-100 us on the dev VM, the time of ~10^5 simple element operations.
+GRAIN = 1 << 16
+
+_lock = threading.Lock()
+_workers: list["_Worker"] = []
+
+
+class _Worker:
+    """A daemon thread that runs one job per ``go`` release and reports on ``done``."""
+
+    def __init__(self):
+        self.go = threading.Semaphore(0)
+        self.done = threading.Semaphore(0)
+        self.job = self.result = self.error = None
+        threading.Thread(target=self._loop, name="floydwarp-worker", daemon=True).start()
+
+    def _loop(self):
+        while True:
+            self.go.acquire()
+            kernel, args = self.job
+            try:
+                self.result = kernel(*args)
+            except BaseException as exc:       # handed to the caller
+                self.error = exc
+            self.job = None
+            self.done.release()
+
+    def start(self, kernel, args):
+        self.result = self.error = None
+        self.job = (kernel, args)
+        self.go.release()
+
+
+def default_threads() -> int:
+    """Numba's thread count for the calling thread (``numba.set_num_threads``)."""
+    import numba
+
+    return numba.get_num_threads()
+
+
+def shares(tasks: int, work: float, threads: int | None = None) -> int:
+    """How many threads ``tasks`` tasks of ``work`` element operations in all are worth:
+    at most ``threads`` (default: Numba's setting) and one per :data:`GRAIN` of work."""
+    if tasks <= 1 or work < 2 * GRAIN:
+        return 1
+    if threads is None:
+        threads = default_threads()
+    return max(1, min(int(threads), tasks, int(work // GRAIN)))
+
+
+def _hire(count):
+    """``count`` idle workers, or None when another caller has them (the caller then runs
+    alone: two solves on two user threads already keep the cores busy)."""
+    if count < 1 or not _lock.acquire(blocking=False):
+        return None
+    while len(_workers) < count:
+        _workers.append(_Worker())
+    return _workers[:count]
+
+
+def _dismiss(team):
+    """Wait for every worker of ``team`` to finish, free them, and raise the first error."""
+    try:
+        for w in team:
+            w.done.acquire()
+    finally:
+        _lock.release()
+    for w in team:
+        if w.error is not None:
+            raise w.error
+
+
+def run(kernel, tasks: int, *args, threads: int = 1) -> list:
+    """``kernel(*args, first, stop)`` over tasks ``0 .. tasks - 1`` in ``threads`` contiguous
+    shares at once (the first on this thread): the shares' return values in task order,
+    when all are done; the first error a share raised is raised."""
+    if threads <= 1 or tasks <= 1:
+        return [kernel(*args, 0, tasks)]
+    count = min(int(threads), int(tasks))
+    team = _hire(count - 1)
+    if team is None:
+        return [kernel(*args, 0, tasks)]
+    bounds = [tasks * s // count for s in range(count + 1)]
+    for s, w in enumerate(team, start=1):
+        w.start(kernel, (*args, bounds[s], bounds[s + 1]))
+    try:
+        first = kernel(*args, bounds[0], bounds[1])
+    finally:
+        _dismiss(team)
+    return [first] + [w.result for w in team]
+
+
+class Crew:
+    """``count`` threads in one call each of a crew kernel (cpu/crew.py)
+    ``kernel(*args, crew, me, count, *job)``, for the length of a ``with`` block: the
+    workers wait inside it for jobs, and :meth:`lead` posts one, does the leader's share on
+    this thread and returns when every share is done.  With one thread (or no idle
+    workers) :meth:`lead` is a plain call."""
+
+    def __init__(self, kernel, args, count):
+        from .crew import DONE
+
+        self.kernel, self.args, self.count = kernel, tuple(args), max(1, int(count))
+        self.flags = np.zeros(DONE + self.count - 1, np.int64)
+        self.team = None
+
+    def __enter__(self):
+        self.team = _hire(self.count - 1) if self.count > 1 else None
+        if self.team is None:
+            self.count = 1
+        for me, w in enumerate(self.team or (), start=1):
+            w.start(self.kernel, (*self.args, self.flags, me, self.count, 0, False))
+        return self
+
+    def lead(self, *job):
+        self.kernel(*self.args, self.flags, 0, self.count, *job)
+
+    def __exit__(self, *exc):
+        if self.team is not None:
+            from .crew import STOP
+
+            self.flags[0] = STOP            # the workers read it with acquire loads
+            _dismiss(self.team)
+        return False
+
+
+def _forget_workers():
+    """A forked child has none of its parent's threads: start new ones when needed."""
+    global _lock
+    _workers.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_workers)

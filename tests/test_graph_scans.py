@@ -1,0 +1,150 @@
+"""The one-pass graph checks (graph/kernels.py: edge_scan, dense_scan, scipy_weights), alone
+and split over threads (cpu/team.py joins their answers), against plain NumPy references."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import floyd_warshall as scipy_fw
+
+import floydwarp as fw
+from floydwarp import FloydwarpError, Graph
+from floydwarp.cpu import team
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture(params=[1, 2], ids=["one-thread", "two-threads"])
+def threads(request, monkeypatch):
+    """Run every pass on one thread, or split into two shares whatever its size."""
+    monkeypatch.setattr(team, "GRAIN", 1 if request.param == 2 else 1 << 40)
+    monkeypatch.setattr(team, "default_threads", lambda: request.param)
+    return request.param
+
+
+def reference_edges(n, src, dst, w):
+    """Graph's rules in plain NumPy: lightest parallel edge, non-negative self-loops dropped."""
+    best = {}
+    for i, j, x in zip(src.tolist(), dst.tolist(), w.tolist()):
+        if i == j and x >= 0:
+            continue
+        best[(i, j)] = min(x, best.get((i, j), x))
+    keys = sorted(best)
+    return (np.array([k[0] for k in keys], np.int64), np.array([k[1] for k in keys], np.int64),
+            np.array([best[k] for k in keys]))
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled", "halves"])
+@pytest.mark.parametrize("kind", ["int", "float", "whole-float"])
+def test_edge_list_matches_the_reference(threads, order, kind):
+    rng = np.random.default_rng(7)
+    n, m = 60, 900
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = {"int": rng.integers(-3, 20, m), "float": rng.uniform(-3, 20, m),
+         "whole-float": rng.integers(-3, 20, m).astype(float)}[kind]
+    if order == "sorted":
+        key = np.unique(src * n + dst)                          # distinct, in order: no sort needed
+        src, dst, w = key // n, key % n, w[:key.size]
+    elif order == "halves":                                     # each half in order, not the whole
+        key = np.unique(src * n + dst)
+        half = key.size // 2
+        key = np.concatenate([key[half:], key[:half]])
+        src, dst, w = key // n, key % n, w[:key.size]
+    g = Graph.from_edges(src, dst, w, n=n)
+    ref = reference_edges(n, src, dst, np.asarray(w))
+    got = g.edges()
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+    stats = g.weight_stats()
+    assert (stats.min_weight, stats.max_weight) == (ref[2].min(), ref[2].max())
+    assert stats.integral == (kind != "float")
+    assert g.num_edges == ref[0].size
+    assert np.array_equal(g.to_matrix("float64"), Graph.from_dense(_dense(n, *ref)).to_matrix("float64"))
+
+
+def _dense(n, src, dst, w):
+    d = np.full((n, n), np.inf)
+    d[src, dst] = w
+    return d
+
+
+@pytest.mark.parametrize("where", [0, 450, 899])
+def test_edge_list_errors_name_the_first_bad_edge(threads, where):
+    m = 900
+    src, dst, w = np.arange(m) % 30, (np.arange(m) * 7) % 30, np.ones(m)
+    bad = src.copy(); bad[-1] = 31; bad[where] = 30
+    with pytest.raises(FloydwarpError, match=rf"edge {where}: src vertex id 30 is out of range 0..29 "
+                                             rf"\({1 if where == m - 1 else 2} edge\(s\) out of range\)"):
+        Graph.from_edges(bad, dst, w, n=30)
+    bad = dst.copy(); bad[where] = -1
+    with pytest.raises(FloydwarpError, match=rf"edge {where}: dst vertex id -1 .*\(1 edge\(s\) out of range\)"):
+        Graph.from_edges(src, bad, w, n=30)
+    for value in (np.nan, np.inf, -np.inf):
+        bad = w.copy(); bad[where] = value
+        with pytest.raises(FloydwarpError, match=rf"edge {where} \({src[where]} -> {dst[where]}\) has weight "
+                                                 rf"{value}: weights must be finite"):
+            Graph.from_edges(src, dst, bad, n=30)
+
+
+def test_edge_list_only_self_loops_and_empty(threads):
+    g = Graph.from_edges([0, 1, 1], [0, 1, 1], [3, 2, -1], n=2)    # only the negative self-loop is kept
+    assert g.num_edges == 1 and g.weight_stats().min_weight == -1
+    assert Graph.from_edges([0], [0], [5], n=1).weight_stats() == Graph.from_edges([], [], [], n=1).weight_stats()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr"])
+def test_scipy_formats_are_read_as_stored(fmt):
+    rng = np.random.default_rng(3)
+    n = 40
+    rows, cols = rng.integers(0, n, 300), rng.integers(0, n, 300)
+    vals = rng.integers(0, 9, 300).astype(float)                # explicit zeros and duplicates
+    a = sp.coo_matrix((vals, (rows, cols)), shape=(n, n)).asformat(fmt)
+    g = Graph.from_scipy(a)
+    stored = a.tocoo()                                          # the stored entries (coo keeps duplicates)
+    ref = Graph.from_edges(stored.row, stored.col, stored.data, n=n)
+    assert all(np.array_equal(x, y) for x, y in zip(g.edges(), ref.edges()))
+    d = fw.solve(a, dtype="float64").to_dense()
+    if fmt != "coo":                                            # SciPy sums duplicates; these formats have none
+        assert np.array_equal(d, scipy_fw(a.tocsr(), directed=True))    # explicit zeros are edges for both
+
+
+def test_scipy_unsorted_indices_and_csr_array():
+    a = sp.csr_matrix((np.array([4.0, 1.0, 2.0]), np.array([2, 0, 1]), np.array([0, 3, 3, 3])), shape=(3, 3))
+    assert not a.has_sorted_indices
+    g = Graph.from_scipy(a)
+    assert [x.tolist() for x in g.edges()] == [[0, 0], [1, 2], [2.0, 4.0]]   # the self-loop 0->0 is dropped
+    if hasattr(sp, "csr_array"):
+        assert [x.tolist() for x in Graph.from_scipy(sp.csr_array(a)).edges()] == [[0, 0], [1, 2], [2.0, 4.0]]
+
+
+def test_dense_scan_names_the_first_bad_entry(threads):
+    n = 80
+    w = np.random.default_rng(1).uniform(1, 5, (n, n))
+    w[70, 3] = -np.inf
+    w[60, 50] = np.nan                                          # the first in row order
+    with pytest.raises(FloydwarpError, match=r"matrix entry \[60, 50\] has weight nan"):
+        Graph.from_dense(w)
+    w[60, 50] = 2
+    with pytest.raises(FloydwarpError, match=r"\[70, 3\] has weight -inf"):
+        Graph.from_dense(w)
+    w[70, 3] = np.inf
+    g = Graph.from_dense(w)
+    finite = np.isfinite(w)
+    assert g.num_edges == finite.sum() - n                      # the diagonal's positive self-loops are dropped
+    s = g.weight_stats()
+    assert (s.min_weight, s.max_weight, s.integral) == (w[finite].min(), w[finite].max(), False)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_scipy_weights_statistics_are_those_of_the_weights(threads, directed):
+    """floyd_warshall's one pass writes the weights and their statistics: as a second scan would."""
+    from floydwarp.scipy_compat import _graph
+
+    rng = np.random.default_rng(5)
+    n = 70
+    w = rng.integers(0, 6, (n, n)).astype(float) - 1             # -1 .. 4, zeros = no edge
+    g = _graph(w, directed, False, False)
+    again = Graph.from_dense(g._dense[0])
+    assert g.weight_stats() == again.weight_stats() and g.num_edges == again.num_edges
+    with pytest.raises(FloydwarpError, match=r"\[2, 5\] has weight -inf"):
+        bad = sp.csr_matrix(w); bad[2, 5] = -np.inf; bad[9, 1] = -np.inf
+        _graph(bad, True, False, False)
