@@ -41,6 +41,18 @@ def test_gpu_hop_counts_equal_the_cpu(n, directed):
         _same(fw.solve(graph, backend="gpu", dtype="int32"), fw.solve(graph, backend="cpu", dtype="int32"))
 
 
+@pytest.mark.parametrize("n", [0, 1, 70])
+def test_gpu_a_device_matrix_keeps_its_hop_counts_on_the_device(n):
+    """A unit-weight CuPy matrix goes to gpu/bfs, and its result stays on the device like gpu/fast's."""
+    import cupy as cp
+
+    rng = np.random.default_rng(n)
+    w = np.where(rng.random((n, n)) < 0.1, 1.0, np.inf)
+    gpu = fw.solve(cp.asarray(w), backend="gpu")
+    assert isinstance(gpu.dist, cp.ndarray) and gpu.algorithm == "bfs"
+    _same(gpu, fw.solve(w, backend="cpu"))
+
+
 @pytest.mark.parametrize("length, dtype", [(255, "uint8"), (256, "int16"), (300, "int16")])
 def test_gpu_long_paths_widen_past_uint8(length, dtype):
     src, dst = np.arange(length - 1), np.arange(1, length)

@@ -39,7 +39,7 @@ from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
 from . import device, fast, modules, transfer
-from .incore import wants_device
+from .incore import dense_on_device, wants_device
 
 THREADS = 256
 #: blocks per SM of the grid-stride kernels
@@ -87,7 +87,7 @@ def run(graph, plan) -> EngineOutput:
 
     n = plan.n
     storage = numeric.hop_storage(plan.dtype, plan.narrow)
-    to_device = wants_device(plan, False)
+    to_device = wants_device(plan, dense_on_device(graph))
     timings = {"h2d": 0.0, "setup": 0.0, "compute": 0.0, "d2h": 0.0}
     if n == 0:
         xp = cp if to_device else np

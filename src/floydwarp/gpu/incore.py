@@ -136,6 +136,14 @@ class Sizing:
     needed: int           #: peak device bytes
 
 
+def dense_on_device(graph) -> bool:
+    """Whether ``graph`` is a dense matrix held by the GPU (its result then stays there)."""
+    from ..arrays import is_device_array
+
+    dense = getattr(graph, "_dense", None)
+    return dense is not None and is_device_array(dense[0])
+
+
 def wants_device(plan, on_device_input: bool) -> bool:
     out = plan.options.get("output", "auto")
     if out in (None, "auto"):
@@ -149,13 +157,11 @@ def wants_device(plan, on_device_input: bool) -> bool:
 
 def size(graph, plan, tile: int) -> Sizing:
     """The layout of a run with ``tile``-padded matrices and the device memory it needs."""
-    from ..arrays import is_device_array
-
     dtype = np.dtype(plan.dtype)
     n = int(graph.n)
     dense = getattr(graph, "_dense", None)
     dense = None if dense is None else dense[0]
-    on_device = dense is not None and is_device_array(dense)
+    on_device = dense_on_device(graph)
     to_device = wants_device(plan, on_device)
     lay = Layout.make(n, dtype.itemsize, tile, plan.predecessors)
     if dense is None:
