@@ -127,7 +127,13 @@ def start(calls):
     is :func:`cold`, or None when there is none or a helper is not :func:`wanted`."""
     if not wanted():
         return None
-    jobs = [(kernel, sig) for kernel, args in calls for sig in [signature(kernel, args)] if cold(kernel, sig)]
+    jobs = []
+    for kernel, args in calls:
+        if not hasattr(kernel, "typeof_pyval"):
+            continue                             # not a dispatcher (NUMBA_DISABLE_JIT)
+        sig = signature(kernel, args)
+        if cold(kernel, sig):
+            jobs.append((kernel, sig))
     return Helper(jobs) if jobs else None
 
 
