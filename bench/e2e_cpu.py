@@ -85,7 +85,7 @@ def _clear_bytecode():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def process(repeats):
+def process(repeats, first_runs):
     env = dict(os.environ)
     _run_cli(env)                                               # fill the Numba cache
     runs = [_run_cli(env) for _ in range(repeats)]
@@ -93,7 +93,7 @@ def process(repeats):
     compute = statistics.median(r[1] for r in runs)
     tiny = statistics.median(_run_cli(env, TINY_JOB)[0] for _ in range(repeats))
     firsts = []
-    for _ in range(max(1, repeats // 3)):
+    for _ in range(first_runs):
         with tempfile.TemporaryDirectory(prefix="floydwarp-numba-cache-") as cache:
             _clear_bytecode()
             firsts.append(_run_cli({**env, "NUMBA_CACHE_DIR": cache})[0])
@@ -231,6 +231,8 @@ def cold_compile():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--first-runs", type=int, default=None,
+                        help="first runs after install (empty cache) to take the median of (default: repeats // 3)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--label", default="", help="a name for the tree measured (before/after)")
     args = parser.parse_args(argv)
@@ -239,7 +241,7 @@ def main(argv=None):
     record = {"label": args.label, "machine": platform.processor() or platform.machine(),
               "cpus": os.cpu_count(), "python": platform.python_version(), "floydwarp": fw.__file__,
               "repeats": args.repeats, "in_process": in_process(args.repeats), "small": small(args.repeats),
-              "process": process(args.repeats), "floor": floor(args.repeats), "cold_compile": cold_compile()}
+              "process": process(args.repeats, args.first_runs or max(1, args.repeats // 3)), "floor": floor(args.repeats), "cold_compile": cold_compile()}
     text = json.dumps(record, indent=1)
     if args.out:
         with open(args.out, "w") as fh:

@@ -158,17 +158,20 @@ def _solve_blocked(graph, plan):
     """The blocked schedule on tiles built straight from the graph (no n x n start matrix),
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
-    padded = -(-plan.n // bs) * bs
+    nb = -(-plan.n // bs)
     per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
-    store = Storage.for_plan(plan, 2 * padded * padded * per_entry)         # tiles + the result matrix
+    store = Storage.for_plan(plan, 2 * (nb * bs) ** 2 * per_entry)          # tiles + the result matrix
     sw = Stopwatch()
-    with NumbaThreads(plan.threads, tasks=(-(-plan.n // bs)) ** 2) as threads:
+    with NumbaThreads(plan.threads, tasks=nb * nb) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
+        warm = BlockedWarmUp(plan.dtype, plan.predecessors, tiled=nb > 1,
+                             unpack=not keeps(store, (nb, nb, bs), plan.n))
+        if threads > 1:
+            warm.start_helper()
         with sw("start"):
             t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
         with sw("compile"):
-            _warm_up_blocked(plan.dtype, plan.predecessors, tiled=t.shape[0] > 1,
-                             unpack=not keeps(store, t, plan.n))
+            warm.run()
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
         stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
         with sw("compute"):
@@ -181,23 +184,48 @@ def _solve_blocked(graph, plan):
                         metadata=metadata)
 
 
-def _warm_up_blocked(dtype, pred, tiled, unpack):
-    """Compile (or load) the kernels of a blocked run off the clock, only those it calls:
-    phases 2 and 3 for a matrix of several tiles (``tiled``; one tile is closed by phase 1
-    alone), unpacking unless the tile is the result (:meth:`Storage.keeps`)."""
-    key = ("blocked", dtype, pred, tiled, unpack)
-    if key in _warm:
-        return
-    d, p, inf = _tiny(dtype, pred)
-    k = 2 if tiled else 1
-    t = np.tile(d, (k, k, 1, 1))
-    tp = None if p is None else np.tile(p, (k, k, 1, 1))
-    with Tiles(t, tp, True, np.dtype(dtype).type(-inf)) as tiles:
-        schedule.run(tiles)
-    for tiles in (t, tp) if unpack else ():
-        if tiles is not None:
-            _kernels().unpack_rows(tiles, np.empty((3 * k, 3 * k), tiles.dtype), 0, 3 * k)
-    _warm.add(key)
+class BlockedWarmUp:
+    """Compiles (or loads) the kernels of a blocked run off the clock, on tiny tiles, only
+    those it calls: phases 2 and 3 for a matrix of several tiles (``tiled``; one tile is
+    closed by phase 1 alone), unpacking unless the tile is the result (:func:`keeps`).
+
+    With a cold cache the phase 2-3 kernel is half of the compile (bench/NOTES_cpu.md):
+    :meth:`start_helper` hands it to a helper process (cpu/ahead.py) that compiles it into
+    Numba's on-disk cache on another core while this one builds the start tiles and
+    compiles the rest; :meth:`run` then loads it from there."""
+
+    def __init__(self, dtype, pred, tiled, unpack):
+        self.key = ("blocked", dtype, pred, tiled, unpack)
+        self.unpack, self.helper = unpack, None
+        if self.key in _warm:
+            return
+        d, p, inf = _tiny(dtype, pred)
+        k = 2 if tiled else 1
+        self.t = np.tile(d, (k, k, 1, 1))
+        self.p = None if p is None else np.tile(p, (k, k, 1, 1))
+        self.tiles = Tiles(self.t, self.p, True, np.dtype(dtype).type(-inf))
+
+    def start_helper(self):
+        """Fork a helper compiling the phase 2-3 kernel when it is needed and not cached."""
+        if self.key not in _warm and self.tiles.crew is not None:
+            from . import ahead
+
+            self.helper = ahead.start([self.tiles.crew.call(0, False)])
+
+    def run(self):
+        if self.key in _warm:
+            return
+        self.tiles.close_pivot(0)          # phase 1 and unpacking while the helper compiles
+        for tiles in (self.t, self.p) if self.unpack else ():
+            if tiles is not None:
+                m = tiles.shape[0] * tiles.shape[2]
+                _kernels().unpack_rows(tiles, np.empty((m, m), tiles.dtype), 0, m)
+        if self.helper is not None:
+            self.helper.wait()             # whatever its outcome: the call below compiles if it must
+            self.helper = None
+        with self.tiles as tiles:
+            schedule.run(tiles)
+        _warm.add(self.key)
 
 
 class Tiles:
@@ -263,15 +291,16 @@ class Tiles:
             self.crew.lead(r, False)
 
 
-def keeps(store, tiles, n) -> bool:
-    """True when ``tiles`` is the n x n result already: one unpadded tile in RAM."""
-    return store.workdir is None and tiles.shape[:3] == (1, 1, n)
+def keeps(store, shape, n) -> bool:
+    """True when tiles of ``shape`` (its first three entries count) are the n x n result
+    already: one unpadded tile in RAM."""
+    return store.workdir is None and tuple(shape[:3]) == (1, 1, n)
 
 
 def unpacked(store, tiles, n, name):
     """The n x n matrix of ``tiles``: a view of it when :func:`keeps`, otherwise unpacked
     into a new array or the work folder's ``NAME.npy``."""
-    if keeps(store, tiles, n):
+    if keeps(store, tiles.shape, n):
         return tiles[0, 0]
     out = store.result((n, n), tiles.dtype, name)
     team.run(_kernels().unpack_rows, n, tiles, out, threads=team.shares(n, n * n))

@@ -143,7 +143,12 @@ class Crew:
         return self
 
     def lead(self, *job):
-        self.kernel(*self.args, self.flags, 0, self.count, *job)
+        kernel, args = self.call(*job)
+        kernel(*args)
+
+    def call(self, *job):
+        """The kernel and arguments of the leader's call for ``job`` (what :meth:`lead` runs)."""
+        return self.kernel, (*self.args, self.flags, 0, self.count, *job)
 
     def __exit__(self, *exc):
         if self.team is not None:
