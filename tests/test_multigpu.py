@@ -331,7 +331,7 @@ def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path,
     g = fw.Graph.from_edges(src[keep], dst[keep], rng.integers(-9, 99, m)[keep], n=n)
     shared = multigpu.SharedEdges(g, dtype, workdir=tmp_path)
     try:
-        got = multigpu.SharedEdges.blocks(shared.spec)
+        got = multigpu.SharedEdges.source(shared.spec)
         idx = np.uint16 if n <= 65536 else np.int32
         want = g.edges()
         assert got.n == n and [a.dtype for a in got.edges] == [np.dtype(idx), np.dtype(idx), np.dtype(dtype)]

@@ -42,10 +42,10 @@ class RowBlocks:
     def block(self, part: BlockPartition, grid: ProcessGrid, dtype, inf):
         import cupy as cp
 
-        r0, nr = part.row_extent(grid.my_row)
-        c0, nc = part.col_extent(grid.my_col)
+        _, nr = part.row_extent(grid.my_row)
+        _, nc = part.col_extent(grid.my_col)
         L = cp.full((nr, nc), dtype.type(inf), dtype)
-        real_r1, real_c1 = min(r0 + nr, part.n), min(c0 + nc, part.n)
+        r0, real_r1, c0, real_c1 = real_extent(part, grid)
         if real_r1 <= r0 or real_c1 <= c0:
             return L
         band = max(1, BAND_BYTES // max(1, part.n * dtype.itemsize))

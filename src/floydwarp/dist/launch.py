@@ -260,8 +260,6 @@ def run_workers(target, args=(), workers: int = 1, *, timeout: float = DEFAULT_T
     process's pool; the list of their return values by rank.  ``target`` and ``args`` must
     be picklable (a module-level function).  Raises :class:`WorkerFailed` naming the worker
     that failed."""
-    if workers < 1:
-        raise FloydwarpError(f"need at least one worker, got {workers}")
     p = pool(workers)
     try:
         return p.run(target, args, timeout)

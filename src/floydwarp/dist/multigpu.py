@@ -116,7 +116,7 @@ class SharedEdges:
             del mapped
 
     @staticmethod
-    def blocks(spec) -> blocks.EdgeBlocks:
+    def source(spec) -> blocks.EdgeBlocks:
         """A worker's view of the shared edges (read-only mappings of the file)."""
         path, n, m, columns = spec
         if not m:
@@ -154,7 +154,7 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
 
     matrix = np.load(result_path, mmap_mode="r+")
     if edges_spec is not None:
-        source = SharedEdges.blocks(edges_spec)
+        source = SharedEdges.source(edges_spec)
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
     L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,

@@ -55,7 +55,8 @@ def columns(records=()):
 
 
 # ---------------------------------------------------------------- memory
-def bytes_per_entry(backend, dtype, pool, *, percent=25.0, graph_on="host", predecessors=False) -> tuple[float, str]:
+def bytes_per_entry(backend, dtype, pool, *, percent=25.0, graph_on="host", predecessors=False,
+                    real=False) -> tuple[float, str]:
     """Bytes per matrix entry (times n^2) a solve needs in ``pool`` ("host" or "gpu"), and the model."""
     isz = np.dtype(dtype).itemsize
     pred = 4 if predecessors else 0
@@ -64,9 +65,9 @@ def bytes_per_entry(backend, dtype, pool, *, percent=25.0, graph_on="host", pred
         if graph_on == "device":
             from ..graphs import device_weight_dtype
 
-            wsz = device_weight_dtype().itemsize
-            return wsz + 2 * isz + pred, (f"int{8 * wsz} input + padded matrix + unpadded result "
-                                          "(+ predecessors)")
+            weights = device_weight_dtype(real=real)
+            return weights.itemsize + 2 * isz + pred, (f"{weights.name} input + padded matrix + unpadded result "
+                                                       "(+ predecessors)")
         return isz + pred + edges, "padded matrix (+ predecessors) + uploaded edge list"
     if backend == "gpu":
         if graph_on == "device":
@@ -82,7 +83,8 @@ def memory_limits(backend, dtype, env, config) -> list[dict]:
         pools.append(("gpu", "GPU memory (free)", free[0] if free else None))
     out = []
     for pool, text, available in pools:
-        per, model = bytes_per_entry(backend, dtype, pool, percent=config.percent, graph_on=config.graph_on)
+        per, model = bytes_per_entry(backend, dtype, pool, percent=config.percent, graph_on=config.graph_on,
+                                     real=config.real_weights)
         max_n = int(math.isqrt(int(available / per))) if available else None
         out.append({"backend": backend, "dtype": dtype, "pool": text, "available_bytes": available,
                     "bytes_per_entry": per, "model": model, "max_n": max_n,
