@@ -4,7 +4,8 @@
                                             [--gpus 1,2] [--npy DIR] [--out FILE.json]
 
 ``--gpus 1`` is ``backend="gpu"``; ``--gpus N`` (N > 1) is ``backend="multigpu", gpus=N``, whose
-first call in the process also starts the workers (its "start" stage; later calls reuse them).
+first call in the process also starts the workers (its "start" stage; later calls reuse them);
+``--gpus wN`` is the multigpu backend with N workers, also N = 1 (its worker path measured on one GPU).
 
 For each n and dtype, an Erdos-Renyi graph (``-p`` percent of the pairs, weights 1..16, seed 1)
 is made once as host edge arrays; then, R times, the user's call from those arrays to a host
@@ -32,11 +33,14 @@ def median_stages(stages):
     return {k: statistics.median(s.get(k, 0.0) for s in stages) for k in keys}
 
 
-def solver(gpus):
-    return {"backend": "gpu"} if gpus == 1 else {"backend": "multigpu", "gpus": gpus}
+def solver(spec):
+    """The solve() arguments of a ``--gpus`` entry: "1", "N" or "wN" (see the module docstring)."""
+    if spec == "1":
+        return {"backend": "gpu"}
+    return {"backend": "multigpu", "gpus": int(spec.lstrip("w"))}
 
 
-def case(fw, n, dtype, percent, repeats, npy_dir, gpus=1):
+def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1"):
     from floydwarp.io import write_result
 
     g = fw.generate.erdos_renyi(n, percent, seed=1)
@@ -86,7 +90,7 @@ def main():
     ap.add_argument("--dtypes", default="int32")
     ap.add_argument("-p", "--percent", type=float, default=5.0)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--gpus", default="1", help="GPU counts: 1 = backend gpu, N > 1 = multigpu with N workers")
+    ap.add_argument("--gpus", default="1", help="GPU counts: 1 = backend gpu, N > 1 or wN = multigpu with N workers")
     ap.add_argument("--npy")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -95,7 +99,7 @@ def main():
     import floydwarp as fw
 
     records = []
-    for gpus in (int(s) for s in args.gpus.split(",")):
+    for gpus in args.gpus.split(","):
         for dtype in args.dtypes.split(","):
             # compile (and, for several GPUs, start the workers) on a small graph first; the first
             # full-size call's record ("all_s"[0]) still holds what a new process pays beyond that

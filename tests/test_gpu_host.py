@@ -374,6 +374,26 @@ def test_pieces_cover_the_rows_and_start_on_pages(monkeypatch, rows, row_bytes):
     assert all((r1 - r0) <= max(step, (1 << 20) // row_bytes) for r0, r1 in pieces)
 
 
+@pytest.mark.parametrize("rows,row_bytes,first", [(32768, 131072, 0), (1000, 8192, 2048), (5000, 60000, 96),
+                                                  (3000, 4 * 30001, 4), (7, 4096, 100), (0, 4096, 0),
+                                                  (20000, 2 * 30000, 1024)])
+def test_pieces_of_rows_that_start_inside_a_page(monkeypatch, rows, row_bytes, first):
+    """Rows of a shared mapping, row 0 at byte ``first`` of a page: the inner boundaries start
+    pages (no page in two pieces); one piece where no row starts a page."""
+    from floydwarp.gpu import transfer
+
+    monkeypatch.setattr(transfer, "PIECE_BYTES", 1 << 20)
+    pieces = transfer._pieces(rows, row_bytes, first)
+    if not rows:
+        assert pieces == []
+        return
+    assert pieces[0][0] == 0 and pieces[-1][1] == rows
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert all((first + r0 * row_bytes) % transfer.PAGE_BYTES == 0 for r0, _ in pieces[1:])
+    starts = any((first + r * row_bytes) % transfer.PAGE_BYTES == 0 for r in range(rows))
+    assert (len(pieces) > 1) == (starts and rows * row_bytes > (2 << 20))
+
+
 def test_a_stage_gives_its_kernel_compiles_to_compile(monkeypatch):
     clock = {"s": 1.0}
     monkeypatch.setattr(modules, "compile_seconds", lambda: clock["s"])

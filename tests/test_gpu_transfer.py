@@ -119,6 +119,43 @@ def test_a_page_locked_host_matrix_takes_the_dma_itself(tiny_chunks, monkeypatch
     assert np.array_equal(view, a[:rows, :cols].get())
 
 
+@pytest.mark.parametrize("n,dtype,rows", [(700, "int32", None), (520, "int16", (100, 413)), (300, "float64", (7, 300))])
+def test_a_shared_mapping_takes_blocks_by_dma(tiny_chunks, monkeypatch, n, dtype, rows):
+    """HostMatrix.over (a worker's rows of the shared result file): the pages are locked, never
+    written; blocks land at their origin, by DMA or staging; release() unlocks."""
+    from cupy.cuda import runtime as rt
+
+    import time
+
+    from floydwarp.dist.multigpu import SharedMatrix, open_shared
+
+    monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    file = SharedMatrix(n, dtype)
+    file.array[:] = 7                                 # what a dense start matrix leaves there
+    shared = open_shared(file.path, n, dtype)         # the worker's own mapping
+    file.release()
+    host = tiny_chunks.HostMatrix.over(shared, rows)
+    time.sleep(0.5)                                   # the threads lock every piece
+    assert np.all(shared == 7)
+    r0, r1 = rows or (0, n)
+    half = n // 2
+    left = cupy.arange((r1 - r0) * (half + 5), dtype=dtype).reshape(r1 - r0, half + 5)    # pitched blocks
+    right = -cupy.arange((r1 - r0) * (n - half), dtype=dtype).reshape(r1 - r0, n - half)
+    host.fill(left, r1 - r0, half, at=(r0, 0))
+    host.fill(right, at=(r0, half))
+    assert np.array_equal(shared[r0:r1, :half], left[:, :half].get())
+    assert np.array_equal(shared[r0:r1, half:], right.get())
+    assert np.all(shared[:r0] == 7) and np.all(shared[r1:] == 7)
+    assert np.array_equal(file.array, shared)        # the launcher's mapping sees it
+    locked = host._wait()
+    assert len(locked) > 1 and all(locked)           # every piece went by DMA
+    with pytest.raises(ValueError, match="does not fit"):
+        host.fill(right, at=(r0, half + 1))
+    host.release()
+    with pytest.raises(rt.CUDARuntimeError):          # not registered any more
+        rt.hostUnregister(host._spans[0][0])
+
+
 def test_a_result_comes_back_through_locked_pages(tiny_chunks, monkeypatch):
     monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
     g = fw.generate.erdos_renyi(700, 3, seed=7)

@@ -342,6 +342,26 @@ def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path,
     assert not Path(shared.path).exists()
 
 
+@pytest.mark.parametrize("n, dtype", [(300, "int16"), (1000, "float64"), (1, "int32")])
+def test_the_shared_result_file_holds_the_start_matrix_on_whole_pages(tmp_path, n, dtype):
+    """The launcher's file: rows from the first byte of a page (a worker locks its rows), the
+    dense start matrix in it, seen alike through a worker's own mapping; gone when released."""
+    from floydwarp.dist import multigpu
+
+    g = fw.generate.erdos_renyi(n, 10, seed=n)
+    shared = multigpu.SharedMatrix(n, dtype, workdir=tmp_path)
+    try:
+        shared.fill_from(g, dtype, 99, band_bytes=1000)          # several bands
+        worker = multigpu.open_shared(shared.path, n, dtype)
+        assert worker.ctypes.data % 4096 == 0 and worker.flags.c_contiguous
+        assert np.array_equal(worker, g.to_matrix(dtype, 99))
+        worker[0, 0] = 5                                         # a worker's write
+        assert shared.array[0, 0] == 5
+    finally:
+        shared.release()
+    assert not Path(shared.path).exists() and shared.array.shape == (n, n)
+
+
 def test_a_block_of_a_shared_matrix_takes_row_chunks():
     from floydwarp.gpu.transfer import ArraySink
 

@@ -83,15 +83,13 @@ def download_bands(L, part: BlockPartition, grid: ProcessGrid):
         yield lo, c0, L[lo - r0:hi - r0, :c1 - c0].get()
 
 
-def write_block(L, part: BlockPartition, grid: ProcessGrid, matrix: np.ndarray) -> None:
-    """The real entries of this process's block into their place in the host ``matrix``
-    (a shared result): through pinned staging, several chunks in flight (gpu/transfer.py)."""
-    from ..gpu import transfer
-
+def write_block(L, part: BlockPartition, grid: ProcessGrid, host) -> None:
+    """The real entries of this process's block into their place in the host result
+    (a :class:`floydwarp.gpu.transfer.HostMatrix`: by DMA where its pages are locked)."""
     r0, r1, c0, c1 = real_extent(part, grid)
     if r1 <= r0 or c1 <= c0:
         return
-    transfer.download(transfer.Pitched.of(L, r1 - r0, c1 - c0), transfer.ArraySink(matrix[r0:r1, c0:c1]))
+    host.fill(L, r1 - r0, c1 - c0, at=(r0, c0))
 
 
 def negative_on_diagonal(L, part: BlockPartition, grid: ProcessGrid) -> bool:

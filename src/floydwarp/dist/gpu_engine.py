@@ -241,6 +241,12 @@ def check_plan(plan):
                              "core), cpu/blocked and mpi/blocked-2d do")
 
 
+def partition(plan, control: Control, width: int, grid_shape=None) -> tuple[BlockPartition, ProcessGrid]:
+    """The blocks of a run over ``control``'s processes and this process's place in the grid."""
+    rows, cols = choose_grid(control.size, grid_shape)
+    return BlockPartition(plan.n, width, rows, cols), ProcessGrid(rows, cols, control.rank)
+
+
 def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None):
     """The whole run of one process: its block built on its GPU by ``source.block``
     (:mod:`floydwarp.dist.blocks`: from an edge list or host rows), the rounds, and
@@ -249,9 +255,8 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
 
     timings = {}
     t0 = time.perf_counter()
-    rows, cols = choose_grid(control.size, grid_shape)
-    grid = ProcessGrid(rows, cols, control.rank)
-    part = BlockPartition(plan.n, width, rows, cols)
+    part, grid = partition(plan, control, width, grid_shape)
+    rows, cols = grid.rows, grid.cols
     dev = cp.cuda.Device(device_id)
     dev.use()
     L = source.block(part, grid, np.dtype(plan.dtype), plan.inf)

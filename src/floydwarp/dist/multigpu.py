@@ -8,8 +8,9 @@ started by the first run of a process and kept for the later ones.  Data go thro
 shared files (``/dev/shm`` when it has room, else the temporary folder or ``workdir=``),
 never pickled: an edge list in its compact bus types, from which each worker builds its
 block on its GPU (:mod:`floydwarp.dist.blocks`), and the n x n result, into which each
-worker writes its block through pinned staging (a dense graph's start matrix goes
-there first, and the workers read their blocks from it).
+worker copies its block by DMA: its threads page-lock the worker's rows of the file while
+the GPU computes (pages not locked in time go through pinned staging).  A dense graph's
+start matrix goes into that file first, and the workers read their blocks from it.
 
 Algorithms: ``gpu-2d`` (default: 2D blocks, wide panels, lookahead) and ``gpu-rows``
 (seed 002's 1D rows, a 64-row panel per round), both distances only; ``rows-p2p``
@@ -62,16 +63,17 @@ def shared_folder(nbytes: int, workdir=None) -> str:
 
 
 class SharedMatrix:
-    """The n x n matrix as a ``.npy`` file mapped by the launcher and every worker: the
-    result, which every worker writes its block into (and, for a dense graph, the start
+    """The n x n matrix as a raw file mapped by the launcher and every worker, its rows on
+    whole pages from the file's start (so that a worker can page-lock its rows for the DMA):
+    the result, which every worker writes its block into (and, for a dense graph, the start
     matrix the workers read their blocks from first)."""
 
     def __init__(self, n: int, dtype, workdir=None):
         dtype = np.dtype(dtype)
-        fd, self.path = tempfile.mkstemp(prefix="floydwarp-", suffix=".npy",
+        fd, self.path = tempfile.mkstemp(prefix="floydwarp-", suffix=".bin",
                                          dir=shared_folder(n * n * dtype.itemsize, workdir))
         os.close(fd)
-        self.array = np.lib.format.open_memmap(self.path, mode="w+", dtype=dtype, shape=(n, n))
+        self.array = open_shared(self.path, n, dtype, create=True)
 
     def fill_from(self, graph, dtype, inf, band_bytes=blocks.BAND_BYTES):
         n = self.array.shape[0]
@@ -79,7 +81,6 @@ class SharedMatrix:
         for lo in range(0, n, band):
             hi = min(n, lo + band)
             self.array[lo:hi] = graph.matrix_rows(lo, hi, dtype, inf)
-        self.array.flush()
 
     def release(self):
         """Remove the file; the launcher's mapping (the result) stays valid."""
@@ -87,6 +88,13 @@ class SharedMatrix:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+def open_shared(path: str, n: int, dtype, *, create: bool = False) -> np.ndarray:
+    """The n x n matrix of the shared file ``path`` (made that size with ``create``)."""
+    if n == 0:
+        return np.zeros((0, 0), dtype)
+    return np.memmap(path, dtype=dtype, mode="w+" if create else "r+", shape=(n, n))
 
 
 class SharedEdges:
@@ -148,27 +156,55 @@ def start_worker(control: Control, rank: int):
 
 def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, width: int, grid_shape):
     """One worker: its block built on GPU ``rank`` (from the shared edges, or from the rows
-    of a dense start matrix in the result file), the rounds, its part of the result back
-    into the file.  Returns timings and facts (small)."""
+    of a dense start matrix in the result file), the rounds, its part of the result into the
+    file -- by DMA into its rows of the file, which threads page-lock while the GPU works.
+    Returns timings and facts (small)."""
     import cupy as cp
 
-    matrix = np.load(result_path, mmap_mode="r+")
+    from ..gpu import device, transfer
+
+    _released()
+    cp.cuda.Device(rank).use()
+    matrix = open_shared(result_path, plan.n, plan.dtype)
+    part, grid = gpu_engine.partition(plan, control, width, grid_shape)
+    r0, r1, _, _ = blocks.real_extent(part, grid)
+    host = transfer.HostMatrix.over(matrix, (r0, max(r0, r1)))
     if edges_spec is not None:
         source = SharedEdges.source(edges_spec)
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
-    L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
-                                                                 grid_shape=grid_shape)
-    t = time.perf_counter()
-    blocks.write_block(L, part, grid, matrix)
-    matrix.flush()
+    try:
+        L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
+                                                                     grid_shape=grid_shape)
+        t = time.perf_counter()
+        blocks.write_block(L, part, grid, host)
+    finally:
+        _release_later(host)
     del L, matrix, source
     cp.get_default_memory_pool().free_all_blocks()        # the worker waits for the next run: hold no GPU memory
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
-    from ..gpu import device
-
     meta["device"] = device.current()["name"]
     return {"timings": timings, "negative": negative, "metadata": meta}
+
+
+#: a worker's threads unlocking the pages of its last run (they hold its mapping until done)
+_RELEASING: list = []
+
+
+def _release_later(host) -> None:
+    """Unlock ``host``'s pages off the run's clock (~20 ms a GB, after the reply); the
+    mapping goes when that is done."""
+    import threading
+
+    thread = threading.Thread(target=host.release, daemon=True)
+    thread.start()
+    _RELEASING.append(thread)
+
+
+def _released() -> None:
+    """Wait for the previous run's pages to be unlocked."""
+    while _RELEASING:
+        _RELEASING.pop().join()
 
 
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:

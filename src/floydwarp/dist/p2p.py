@@ -152,6 +152,7 @@ def rows_p2p(graph, plan) -> EngineOutput:
     part = BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
     dt = np.dtype(plan.dtype)
     t0 = time.perf_counter()
+    host = HostMatrix((plan.n, plan.n), dt, lock=True)      # locked by threads while the GPUs compute
     gpus = [_Gpu(d, part, graph, plan) for d in range(count)]
     _enable_peer_access(gpus)
     for g in gpus:
@@ -165,12 +166,12 @@ def rows_p2p(graph, plan) -> EngineOutput:
         g.stream.synchronize()
     timings["compute"] = time.perf_counter() - t1
     t2 = time.perf_counter()
-    dist = HostMatrix((plan.n, plan.n), dt).result()
     negative = False
     for g in gpus:
         with g.device:
-            blocks.write_block(g.L, part, g.grid, dist)
+            blocks.write_block(g.L, part, g.grid, host)
             negative |= blocks.negative_on_diagonal(g.L, part, g.grid)
+    dist = host.array
     timings["gather"] = time.perf_counter() - t2
     meta = {"gpus": count, "panel_width": part.width, "rounds": part.panels,
             "peer_access": [[bool(cp.cuda.runtime.deviceCanAccessPeer(a.id, b.id)) if a is not b else True

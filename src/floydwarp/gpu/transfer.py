@@ -233,25 +233,53 @@ class HostMatrix:
     page-aligned at once, and background threads map its pages piece by piece (touching one
     byte of each) and, with ``lock=True``, page-lock each piece for the DMA (see the module
     docstring); a small one is pinned memory (CuPy pools it), which a single copy fills at the
-    link's rate.  :meth:`fill` copies a device matrix in and returns the array; :meth:`result`
+    link's rate.  :meth:`over` does the same for a matrix that exists (a shared result file's
+    mapping).  :meth:`fill` copies a device matrix in and returns the array; :meth:`result`
     just waits for the mapping and returns it."""
 
     def __init__(self, shape, dtype, *, lock: bool = False):
         nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        self._pieces, self._locked = [], []
-        self._stop = threading.Event()
         if nbytes <= DIRECT_BYTES:
-            self.array = (_pinned(nbytes) if nbytes else np.empty(0, np.uint8)).view(dtype).reshape(shape)
+            self._adopt((_pinned(nbytes) if nbytes else np.empty(0, np.uint8)).view(dtype).reshape(shape))
+        else:
+            self._adopt(_page_aligned(shape, dtype), (0, shape[0]), touch=True, lock=lock)
+
+    @classmethod
+    def over(cls, array: np.ndarray, rows=None) -> "HostMatrix":
+        """The C-contiguous host matrix ``array`` (a mapping of shared memory), rows ``rows =
+        (start, stop)`` of it (all by default) page-locked in the background for :meth:`fill`.
+        Nothing is written to it: its contents stay until filled.  :meth:`release` unlocks."""
+        if not array.flags.c_contiguous or array.ndim != 2:
+            raise ValueError("HostMatrix.over needs a C-contiguous matrix")
+        host = cls.__new__(cls)
+        r0, r1 = rows or (0, array.shape[0])
+        large = (r1 - r0) * array.strides[0] > DIRECT_BYTES
+        host._adopt(array, (r0, r1) if large else None, touch=False, lock=True)
+        return host
+
+    def _adopt(self, array, rows=None, *, touch=False, lock=False):
+        """Fill ``array``; map (``touch``) and/or page-lock rows ``rows`` of it in pieces."""
+        self.array = array
+        self._pieces, self._locked, self._finalizer = [], [], None
+        self._stop = threading.Event()
+        if rows is None:
             return
         self._locked = None                   # not known until the mapping is done (_wait)
-        self.array = _page_aligned(shape, dtype)
-        row_bytes = nbytes // shape[0]
-        self._pieces = _pieces(shape[0], row_bytes)
-        flat = self.array.reshape(-1).view(np.uint8)
+        r0, r1 = rows
+        row_bytes = array.strides[0]
+        base = array.ctypes.data
+        self._pieces = [(r0 + a, r0 + b) for a, b in _pieces(r1 - r0, row_bytes, (base + r0 * row_bytes) % PAGE_BYTES)]
+        # each piece's pages: the last piece's up to the page that holds its last byte
+        self._spans = [(_page_floor(base + a * row_bytes),
+                        _page_floor(base + b * row_bytes) if b < r1 else -(-(base + b * row_bytes) // PAGE_BYTES)
+                        * PAGE_BYTES) for a, b in self._pieces]
         device = _current_device() if lock else None
-        self._pool = ThreadPoolExecutor(min(workers_for(nbytes), len(self._pieces)))
-        self._futures = [self._pool.submit(_map_piece, flat[r0 * row_bytes:r1 * row_bytes], device, self._stop)
-                         for r0, r1 in self._pieces]
+        self._pool = ThreadPoolExecutor(min(workers_for((r1 - r0) * row_bytes), len(self._pieces)))
+        flat = array[r0:r1].reshape(-1).view(np.uint8) if touch else None
+        self._futures = [self._pool.submit(_map_piece, lo, hi, None if flat is None else flat[(a - r0) * row_bytes:
+                                                                                               (b - r0) * row_bytes],
+                                           device, self._stop)
+                         for (a, b), (lo, hi) in zip(self._pieces, self._spans)]
 
     def _wait(self) -> list[bool]:
         """Stop locking further pieces, wait for the mapping; which pieces are locked.
@@ -261,40 +289,53 @@ class HostMatrix:
             self._stop.set()
             self._locked = [f.result() for f in self._futures]
             self._pool.shutdown()
-            pointers = [self.array[r0:].ctypes.data for (r0, _), lk in zip(self._pieces, self._locked) if lk]
+            pointers = [lo for (lo, _), lk in zip(self._spans, self._locked) if lk]
             if pointers:
                 # runs before NumPy lets go of the memory; not at exit, where the process's end unlocks all
-                weakref.finalize(self.array, _unlock, pointers).atexit = False
+                self._finalizer = weakref.finalize(self.array, _unlock, pointers)
+                self._finalizer.atexit = False
         return self._locked
+
+    def release(self) -> None:
+        """Unlock the locked pages now (before the memory they belong to is unmapped)."""
+        self._wait()
+        if self._finalizer is not None:
+            self._finalizer()
 
     def result(self) -> np.ndarray:
         """The array, unfilled, once its pages are mapped."""
         self._wait()
         return self.array
 
-    def fill(self, a, rows: int | None = None, cols: int | None = None) -> np.ndarray:
+    def fill(self, a, rows: int | None = None, cols: int | None = None, at=(0, 0)) -> np.ndarray:
         """The leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``a``, copied into this
-        array (of that shape): locked pieces by DMA, the others through staging."""
+        array at row and column ``at`` (the whole array by default): the rows of locked
+        pieces by DMA, the others through staging.  Returns the array."""
         from cupy.cuda import runtime as rt
 
         region = Pitched.of(a, rows, cols)
-        if region.rows * region.row_bytes != self.array.nbytes:
-            raise ValueError("HostMatrix.fill: the region's shape is not the array's")
-        if not self._pieces:                  # small: pinned memory, one copy
-            return to_host(a, rows, cols, out=self.array)
+        r0, c0 = at
+        target = self.array[r0:r0 + region.rows, c0:c0 + region.row_bytes // a.itemsize]
+        if target.shape[0] * target.shape[1] * a.itemsize != region.rows * region.row_bytes:
+            raise ValueError("HostMatrix.fill: the region does not fit the array there")
+        if not self._pieces:                  # small: one copy
+            to_host(a, rows, cols, out=target)
+            return self.array
         locked = self._wait()
-        direct = [p for p, lk in zip(self._pieces, locked) if lk]
-        staged = [p for p, lk in zip(self._pieces, locked) if not lk]
+        inside = [(max(p0, r0) - r0, min(p1, r0 + region.rows) - r0, lk)
+                  for (p0, p1), lk in zip(self._pieces, locked) if p0 < r0 + region.rows and p1 > r0]
+        direct = [(p0, p1) for p0, p1, lk in inside if lk]
+        staged = [(p0, p1) for p0, p1, lk in inside if not lk]
         if direct:
             import cupy as cp
 
             cp.cuda.get_current_stream().synchronize()
             stream = cp.cuda.Stream(non_blocking=True)
-            for r0, r1 in direct:
-                rt.memcpy2DAsync(self.array[r0:].ctypes.data, region.row_bytes, region.ptr + r0 * region.pitch,
-                                 region.pitch, region.row_bytes, r1 - r0, rt.memcpyDeviceToHost, stream.ptr)
+            for p0, p1 in direct:
+                rt.memcpy2DAsync(target[p0:].ctypes.data, target.strides[0], region.ptr + p0 * region.pitch,
+                                 region.pitch, region.row_bytes, p1 - p0, rt.memcpyDeviceToHost, stream.ptr)
         if staged:
-            download(region, ArraySink(self.array), staged)
+            download(region, ArraySink(target), staged)
         if direct:
             stream.synchronize()
         return self.array
@@ -307,12 +348,21 @@ def _page_aligned(shape, dtype) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
 
 
-def _pieces(rows: int, row_bytes: int) -> list[tuple[int, int]]:
-    """Row ranges of about PIECE_BYTES that start on page boundaries (of a page-aligned
-    array), so that no two share a page and each can be locked by itself."""
+def _page_floor(address: int) -> int:
+    return address // PAGE_BYTES * PAGE_BYTES
+
+
+def _pieces(rows: int, row_bytes: int, first: int = 0) -> list[tuple[int, int]]:
+    """Row ranges of about PIECE_BYTES of rows ``row_bytes`` apart, row 0 at byte ``first`` of
+    a page, whose inner boundaries fall on page boundaries: no two ranges share a page, and
+    each can be locked by itself (one range where no row starts on a page)."""
     step = PAGE_BYTES // math.gcd(row_bytes, PAGE_BYTES)          # rows between page-aligned starts
+    aligned = next((r for r in range(min(step, rows)) if (first + r * row_bytes) % PAGE_BYTES == 0), None)
+    if aligned is None:
+        return [(0, rows)] if rows else []
     per = max(step, PIECE_BYTES // row_bytes // step * step)
-    return [(r, min(r + per, rows)) for r in range(0, rows, per)]
+    cuts = sorted({0, *range(aligned, rows, per), rows})
+    return list(zip(cuts, cuts[1:]))
 
 
 def _current_device():
@@ -321,17 +371,19 @@ def _current_device():
     return cp.cuda.Device()
 
 
-def _map_piece(piece: np.ndarray, device, stop: threading.Event) -> bool:
-    """Map the pages of ``piece``; with a ``device`` (whose context registers them), page-lock
-    them too unless ``stop`` is set (the download has begun).  Whether the piece is locked."""
-    piece[::PAGE_BYTES] = 0                  # a strided assignment: NumPy releases the GIL
+def _map_piece(lo: int, hi: int, touch, device, stop: threading.Event) -> bool:
+    """Map the pages of the piece at addresses ``lo`` .. ``hi`` (writing to each page of
+    ``touch``, where given); with a ``device`` (whose context registers them), page-lock them
+    unless ``stop`` is set (the download has begun).  Whether the piece is locked."""
+    if touch is not None:
+        touch[::PAGE_BYTES] = 0              # a strided assignment: NumPy releases the GIL
     if device is None or stop.is_set():
         return False
     from cupy.cuda import runtime as rt
 
     try:
         with device:
-            rt.hostRegister(piece.ctypes.data, piece.nbytes, _REGISTER_PORTABLE)
+            rt.hostRegister(lo, hi - lo, _REGISTER_PORTABLE)
     except rt.CUDARuntimeError:              # no page-locked memory to be had: staging still works
         return False
     return True
@@ -345,10 +397,11 @@ def _unlock(pointers) -> None:
 
 
 def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """The leading ``rows`` x ``cols`` of a (pitched) CuPy matrix as a C-contiguous NumPy array
-    (``out``, or a new one); a contiguous array of another rank comes back whole."""
+    """The leading ``rows`` x ``cols`` of a (pitched) CuPy matrix as a NumPy array: ``out`` (a
+    matrix with contiguous rows), or a new C-contiguous one; a contiguous array of another rank
+    comes back whole."""
     if a.ndim < 2 or a.size == 0:
-        return a.get()
+        return a.get() if out is None else out
     if a.ndim != 2 or a.strides[1] != a.itemsize:
         if not a.flags.c_contiguous:
             return a.get()
@@ -359,7 +412,7 @@ def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray
     if region.rows * region.row_bytes <= DIRECT_BYTES:
         from cupy.cuda import runtime as rt
 
-        rt.memcpy2D(out.ctypes.data, region.row_bytes, region.ptr, region.pitch, region.row_bytes, region.rows,
+        rt.memcpy2D(out.ctypes.data, out.strides[0], region.ptr, region.pitch, region.row_bytes, region.rows,
                     rt.memcpyDeviceToHost)
     else:
         download(region, ArraySink(out))
