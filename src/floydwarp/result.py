@@ -41,7 +41,9 @@ class Result:
         input, weight statistics, dtype and backend choice), the engine's stages
         ("start": the start matrix; "compile": kernel compilation or cache load; "compute";
         on a GPU "h2d", "setup", "check" (the dtype check after the run), "d2h"; under MPI
-        "comm", part of "compute", and "gather"),
+        "comm", part of "compute", and "gather"; on several GPUs also "start" (the worker
+        processes, once per process), "share" (the shared input file) and "dispatch" (the
+        jobs' messages and the workers' waits)),
         and "finish" (unreachable entries, negative cycles, the result).
 
     Examples

@@ -241,22 +241,18 @@ def check_plan(plan):
                              "core), cpu/blocked and mpi/blocked-2d do")
 
 
-def partition(plan, control: Control, width: int, grid_shape=None) -> tuple[BlockPartition, ProcessGrid]:
-    """The blocks of a run over ``control``'s processes and this process's place in the grid."""
-    rows, cols = choose_grid(control.size, grid_shape)
-    return BlockPartition(plan.n, width, rows, cols), ProcessGrid(rows, cols, control.rank)
-
-
-def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None):
+def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None, on_rounds=None):
     """The whole run of one process: its block built on its GPU by ``source.block``
     (:mod:`floydwarp.dist.blocks`: from an edge list or host rows), the rounds, and
-    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative)."""
+    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative).
+    ``on_rounds(part, grid)``, if given, is called as the rounds begin."""
     import cupy as cp
 
     timings = {}
     t0 = time.perf_counter()
-    part, grid = partition(plan, control, width, grid_shape)
-    rows, cols = grid.rows, grid.cols
+    rows, cols = choose_grid(control.size, grid_shape)
+    grid = ProcessGrid(rows, cols, control.rank)
+    part = BlockPartition(plan.n, width, rows, cols)
     dev = cp.cuda.Device(device_id)
     dev.use()
     L = source.block(part, grid, np.dtype(plan.dtype), plan.inf)
@@ -268,6 +264,8 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
         timings["setup"] = time.perf_counter() - t0
         control.barrier()
         t1 = time.perf_counter()
+        if on_rounds is not None:
+            on_rounds(part, grid)
         schedule.run(engine, lookahead=plan.options.get("lookahead", True),
                      report=plan.report if control.rank == 0 else None)
         dev.synchronize()

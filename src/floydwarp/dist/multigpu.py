@@ -157,8 +157,9 @@ def start_worker(control: Control, rank: int):
 def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, width: int, grid_shape):
     """One worker: its block built on GPU ``rank`` (from the shared edges, or from the rows
     of a dense start matrix in the result file), the rounds, its part of the result into the
-    file -- by DMA into its rows of the file, which threads page-lock while the GPU works.
-    Returns timings and facts (small)."""
+    file -- by DMA into its rows of the file, which threads page-lock while the rounds run
+    (not before: their driver calls would hold up the block's construction).  Returns timings
+    and facts (small)."""
     import cupy as cp
 
     from ..gpu import device, transfer
@@ -166,21 +167,26 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
     _released()
     cp.cuda.Device(rank).use()
     matrix = open_shared(result_path, plan.n, plan.dtype)
-    part, grid = gpu_engine.partition(plan, control, width, grid_shape)
-    r0, r1, _, _ = blocks.real_extent(part, grid)
-    host = transfer.HostMatrix.over(matrix, (r0, max(r0, r1)))
+    hosts = []
+
+    def lock_rows(part, grid):
+        r0, r1, _, _ = blocks.real_extent(part, grid)
+        hosts.append(transfer.HostMatrix.over(matrix, (r0, max(r0, r1))))
+
     if edges_spec is not None:
         source = SharedEdges.source(edges_spec)
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
     try:
         L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
-                                                                     grid_shape=grid_shape)
+                                                                     grid_shape=grid_shape, on_rounds=lock_rows)
         t = time.perf_counter()
-        blocks.write_block(L, part, grid, host)
+        blocks.write_block(L, part, grid, hosts[0])
+        meta["dma_share"] = hosts[0].locked_share()
     finally:
-        _release_later(host)
-    del L, matrix, source
+        for host in hosts:
+            _release_later(host)
+    del L, matrix, source, hosts
     cp.get_default_memory_pool().free_all_blocks()        # the worker waits for the next run: hold no GPU memory
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     meta["device"] = device.current()["name"]
@@ -232,14 +238,18 @@ def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
             edges = SharedEdges(graph, plan.dtype, workdir)
         timings["share"] = time.perf_counter() - t0
         worker_plan = dataclasses.replace(plan, progress=None)
+        t1 = time.perf_counter()
         results = run_workers(worker_run, (worker_plan, shared.path, edges and edges.spec, width, grid_shape), gpus,
                               timeout=timeout)
+        workers = time.perf_counter() - t1
     finally:
         shared.release()
         if edges is not None:
             edges.release()
     first = results[0]
     timings.update(first["timings"])
+    # the job's time outside the workers' stages: its messages, the workers' waits and mappings
+    timings["dispatch"] = max(0.0, workers - sum(first["timings"].get(k, 0.0) for k in ("setup", "compute", "gather")))
     meta = dict(first["metadata"], gpus=gpus, launcher="floydwarp (spawned workers, kept for later runs)")
     return EngineOutput(shared.array, None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         metadata=meta)

@@ -242,7 +242,7 @@ class HostMatrix:
         if nbytes <= DIRECT_BYTES:
             self._adopt((_pinned(nbytes) if nbytes else np.empty(0, np.uint8)).view(dtype).reshape(shape))
         else:
-            self._adopt(_page_aligned(shape, dtype), (0, shape[0]), touch=True, lock=lock)
+            self._adopt(_page_aligned(shape, dtype), (0, shape[0]), fresh=True, lock=lock)
 
     @classmethod
     def over(cls, array: np.ndarray, rows=None) -> "HostMatrix":
@@ -254,11 +254,12 @@ class HostMatrix:
         host = cls.__new__(cls)
         r0, r1 = rows or (0, array.shape[0])
         large = (r1 - r0) * array.strides[0] > DIRECT_BYTES
-        host._adopt(array, (r0, r1) if large else None, touch=False, lock=True)
+        host._adopt(array, (r0, r1) if large else None, fresh=False, lock=True)
         return host
 
-    def _adopt(self, array, rows=None, *, touch=False, lock=False):
-        """Fill ``array``; map (``touch``) and/or page-lock rows ``rows`` of it in pieces."""
+    def _adopt(self, array, rows=None, *, fresh=False, lock=False):
+        """Fill ``array``; map rows ``rows`` of it in pieces (writing to each page where it is
+        ``fresh``, reading it otherwise), and page-lock them with ``lock``."""
         self.array = array
         self._pieces, self._locked, self._finalizer = [], [], None
         self._stop = threading.Event()
@@ -275,9 +276,8 @@ class HostMatrix:
                         * PAGE_BYTES) for a, b in self._pieces]
         device = _current_device() if lock else None
         self._pool = ThreadPoolExecutor(min(workers_for((r1 - r0) * row_bytes), len(self._pieces)))
-        flat = array[r0:r1].reshape(-1).view(np.uint8) if touch else None
-        self._futures = [self._pool.submit(_map_piece, lo, hi, None if flat is None else flat[(a - r0) * row_bytes:
-                                                                                               (b - r0) * row_bytes],
+        flat = array[r0:r1].reshape(-1).view(np.uint8)
+        self._futures = [self._pool.submit(_map_piece, lo, hi, flat[(a - r0) * row_bytes:(b - r0) * row_bytes], fresh,
                                            device, self._stop)
                          for (a, b), (lo, hi) in zip(self._pieces, self._spans)]
 
@@ -295,6 +295,12 @@ class HostMatrix:
                 self._finalizer = weakref.finalize(self.array, _unlock, pointers)
                 self._finalizer.atexit = False
         return self._locked
+
+    def locked_share(self) -> float:
+        """The share of the rows in page-locked pieces (1 where there were no pieces to lock)."""
+        locked = self._wait()
+        rows = sum(b - a for a, b in self._pieces)
+        return sum(b - a for (a, b), lk in zip(self._pieces, locked) if lk) / rows if rows else 1.0
 
     def release(self) -> None:
         """Unlock the locked pages now (before the memory they belong to is unmapped)."""
@@ -371,12 +377,16 @@ def _current_device():
     return cp.cuda.Device()
 
 
-def _map_piece(lo: int, hi: int, touch, device, stop: threading.Event) -> bool:
-    """Map the pages of the piece at addresses ``lo`` .. ``hi`` (writing to each page of
-    ``touch``, where given); with a ``device`` (whose context registers them), page-lock them
-    unless ``stop`` is set (the download has begun).  Whether the piece is locked."""
-    if touch is not None:
-        touch[::PAGE_BYTES] = 0              # a strided assignment: NumPy releases the GIL
+def _map_piece(lo: int, hi: int, piece: np.ndarray, fresh: bool, device, stop: threading.Event) -> bool:
+    """Map the pages of ``piece`` (at addresses ``lo`` .. ``hi`` with the pages around it):
+    write to each page of ``fresh`` memory, read each otherwise -- outside the driver's lock,
+    which page-locking takes, and without changing what is there.  With a ``device`` (whose
+    context registers them), page-lock them unless ``stop`` is set (the download has begun).
+    Whether the piece is locked."""
+    if fresh:
+        piece[::PAGE_BYTES] = 0              # strided NumPy operations release the GIL
+    else:
+        piece[::PAGE_BYTES].max(initial=0)   # (a shared file's pages are allocated by a read too)
     if device is None or stop.is_set():
         return False
     from cupy.cuda import runtime as rt
