@@ -57,12 +57,13 @@ def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1"):
         builds.append(t1 - t0)
         walls.append(t2 - t1)
         stages.append(dict(r.timings))
+        metadata = {k: v for k, v in r.metadata.items() if isinstance(v, (int, float, str, list))}
         del r, graph
     med = median_stages(stages)
     whole = statistics.median(walls)
     rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "repeats": repeats, **how,
            "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls, "stages_s": med,
-           "stages_first_s": stages[0],
+           "stages_first_s": stages[0], "metadata": metadata,
            "ratio_to_compute": whole / med["compute"],
            "result_bytes": n * n * np.dtype(dtype).itemsize,
            "d2h_GBps": n * n * np.dtype(dtype).itemsize / med["d2h"] / 1e9 if med.get("d2h") else None}
