@@ -183,32 +183,39 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
         t = time.perf_counter()
         blocks.write_block(L, part, grid, hosts[0])
         meta["dma_share"] = hosts[0].locked_share()
+        del L
     finally:
-        for host in hosts:
-            _release_later(host)
-    del L, matrix, source, hosts
-    cp.get_default_memory_pool().free_all_blocks()        # the worker waits for the next run: hold no GPU memory
+        _release_later(hosts, rank)
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     meta["device"] = device.current()["name"]
     return {"timings": timings, "negative": negative, "metadata": meta}
 
 
-#: a worker's threads unlocking the pages of its last run (they hold its mapping until done)
+#: a worker's thread releasing what its last run held (see _release_later)
 _RELEASING: list = []
 
 
-def _release_later(host) -> None:
-    """Unlock ``host``'s pages off the run's clock (~20 ms a GB, after the reply); the
-    mapping goes when that is done."""
+def _release_later(hosts, device_id: int) -> None:
+    """Off the run's clock (while the worker replies and waits): unlock the result's pages (~20 ms a GB; the
+    mapping goes when that is done), then hand the GPU memory back to the device -- a
+    worker waits for the next run holding none."""
     import threading
 
-    thread = threading.Thread(target=host.release, daemon=True)
+    import cupy as cp
+
+    def release():
+        for host in hosts:
+            host.release()
+        with cp.cuda.Device(device_id):
+            cp.get_default_memory_pool().free_all_blocks()
+
+    thread = threading.Thread(target=release, daemon=True)
     thread.start()
     _RELEASING.append(thread)
 
 
 def _released() -> None:
-    """Wait for the previous run's pages to be unlocked."""
+    """Wait until the previous run's memory is released."""
     while _RELEASING:
         _RELEASING.pop().join()
 
