@@ -196,9 +196,9 @@ _RELEASING: list = []
 
 
 def _release_later(hosts, device_id: int) -> None:
-    """Off the run's clock (while the worker replies and waits): unlock the result's pages (~20 ms a GB; the
-    mapping goes when that is done), then hand the GPU memory back to the device -- a
-    worker waits for the next run holding none."""
+    """Off the run's clock (while the worker replies and waits): unlock the result's pages
+    (~20 ms a GB; the mapping goes when that is done), then hand the GPU memory back to the
+    device -- a worker waits for the next run holding none."""
     import threading
 
     import cupy as cp
