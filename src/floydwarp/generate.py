@@ -244,12 +244,17 @@ def _joined_stats(n, parts) -> WeightStats:
     return WeightStats(n, conv(min(s[0] for s in parts)), conv(max(s[1] for s in parts)), integral)
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class _Pool:
     """``map`` over the blocks on every core (NumPy's random fills and ufuncs release the
     GIL), or on this thread when there is one block."""
 
     def __init__(self, tasks):
-        self.workers = min(os.cpu_count() or 1, tasks)
+        self.workers = min(_cores(), tasks)
         self.pool = None
 
     def __enter__(self):
