@@ -114,6 +114,15 @@ class Graph:
         return graph
 
     @classmethod
+    def _from_generated(cls, n, edges, stats: WeightStats, by_source: bool) -> "Graph":
+        """The graph of a generator's ``edges``: distinct, off the diagonal, int64 ids, int64 or
+        float64 weights, whose statistics the generator kept (``stats``), so nothing is scanned
+        again; ``by_source``: sorted by source already."""
+        graph = cls(n, edges=edges)
+        graph._stats, graph._sorted = stats, by_source
+        return graph
+
+    @classmethod
     def from_dense(cls, matrix, missing=np.inf, labels=None) -> "Graph":
         """Build a graph from an n x n weight matrix.
 
