@@ -181,10 +181,10 @@ def is_auto(requested) -> bool:
 def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     """Pick the distance dtype, or refuse a requested one that cannot hold the answer."""
     if is_auto(requested):
-        dt = smallest_fitting(stats)
-        if stats.integral and not exact(dt, stats):
+        choice, inexact = _auto_choice(stats)
+        if inexact:
             warnings.warn(_inexact_message(stats), InexactWarning, stacklevel=3)
-        return DtypeChoice(dt, False)
+        return choice
     dt = canonical_dtype(requested)
     if dt.kind == "i" and not stats.integral:
         raise DtypeError(
@@ -203,6 +203,14 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
         f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
         f"{dt.name} holds |d| < {exact_limit(dt)}); "
         f"use {smallest_fitting(stats).name}")
+
+
+@functools.lru_cache(maxsize=256)
+def _auto_choice(stats: WeightStats) -> tuple[DtypeChoice, bool]:
+    """``dtype="auto"``'s choice, and whether its sums may round (integer weights no integer
+    dtype holds)."""
+    dt = smallest_fitting(stats)
+    return DtypeChoice(dt, False), bool(stats.integral and not exact(dt, stats))
 
 
 def _inexact_message(stats: WeightStats) -> str:

@@ -80,32 +80,46 @@ class Stages:
 _NO_GUARD = contextlib.nullcontext()
 
 
+def _skip(*args):
+    """An operation the engine does not define (the data movement is optional)."""
+
+
+def _operations(engine, stages: Stages | None) -> list:
+    """The engine's operations in :data:`STAGES` order, each a plain callable: the bound
+    method (timed under its stage name when ``stages`` has a clock) or :func:`_skip`."""
+    timed = stages is not None and stages.clock is not None
+    ops = []
+    for op, stage in STAGES.items():
+        fn = getattr(engine, op, None)
+        if fn is None:
+            fn = _skip
+        elif timed:
+            fn = _timed(stages, stage, fn)
+        ops.append(fn)
+    return ops
+
+
+def _timed(stages, stage, fn):
+    def timed(*args):
+        with stages(stage):
+            fn(*args)
+    return timed
+
+
 def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None) -> int:
     """Every round of ``engine`` (see the module docstring); returns the round it started
     from (0, or where a resumed checkpoint left off)."""
-    stages = stages or Stages()
     rounds = engine.rounds
     start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
-
-    ops = {op: getattr(engine, op, None) for op in STAGES}    # the data movement is optional
-    timed = stages.clock is not None
-
-    def step(op, *args):
-        fn = ops[op]
-        if fn is None:
-            return
-        if not timed:                 # (the keyed runs' nested rounds are many and short)
-            fn(*args)
-            return
-        with stages(STAGES[op]):
-            fn(*args)
+    # bound once, called directly: a small graph's whole run is one round of these calls
+    load, close_pivot, update_panels, broadcast, product, store = _operations(engine, stages)
 
     def pivot(r, done=False):
-        step("load", r)
+        load(r)
         if not done:
-            step("close_pivot", r)
-            step("update_panels", r)
-        step("broadcast", r)
+            close_pivot(r)
+            update_panels(r)
+        broadcast(r)
 
     with checkpointer.stop_on_signals() if checkpointer is not None else _NO_GUARD:
         if start < rounds:
@@ -113,12 +127,12 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
         for r in range(start, rounds):
             ahead = lookahead and r + 1 < rounds
             if ahead:
-                step("product", r, NEXT)
+                product(r, NEXT)
                 pivot(r + 1)
-                step("product", r, REST)
+                product(r, REST)
             else:
-                step("product", r, ALL)
-            step("store", r)
+                product(r, ALL)
+            store(r)
             if report is not None:
                 report(r + 1, rounds)
             if checkpointer is not None:

@@ -88,14 +88,20 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
 def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     """The graph of the float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no
     edge), written and validated in one parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
-    dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); any other input goes
-    through SciPy's own validation first (sparse: explicit zeros are edges; masked:
-    masked entries and exact zeros are not)."""
+    dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); a CSR or CSC matrix by
+    SciPy's sparse rule (explicit zeros are edges; :func:`_sparse_weights`); any other input
+    goes through SciPy's own validation first (masked: masked entries and exact zeros are
+    not edges)."""
     plain = (type(csgraph) is np.ndarray and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]
              and (csgraph.dtype.kind == "b" or numba_readable(csgraph.dtype)))
     if plain:
         dense, null_within, nonfinite_null = csgraph, _SCIPY_NULL_ATOL, True
     else:
+        weights = _sparse_weights(csgraph, directed, unweighted)
+        if weights is not None:
+            n = weights.shape[0]
+            return Graph._from_scanned(weights, team.run(numba_passes().dense_scan, n, weights, *_NO_EDGE_RULE,
+                                                         threads=team.shares(n, n * n)))
         dense = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
         null_within, nonfinite_null = (-1.0 if sp.issparse(csgraph) else 0.0), False
     if dense.dtype.kind == "b":
@@ -105,6 +111,28 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     scans = team.run(numba_passes().scipy_weights, n, dense, null_within, nonfinite_null, unweighted, directed,
                      weights, threads=team.shares(n, n * n))
     return Graph._from_scanned(weights, scans)
+
+
+#: dense_scan's "no mask, no missing value": only ``inf`` is no edge
+_NO_EDGE_RULE = (np.zeros((0, 0), np.bool_), np.float64(0), False)
+
+
+def _sparse_weights(csgraph, directed, unweighted):
+    """The float64 weights (``inf``: no edge) of a square CSR or CSC matrix of numbers, read
+    from its stored entries in one pass as SciPy reads them (graph/kernels.py,
+    ``scipy_sparse_weights``); None for any other input, and for a malformed matrix, which
+    SciPy's validation then refuses as SciPy does."""
+    if not sp.issparse(csgraph) or csgraph.format not in ("csr", "csc"):
+        return None
+    shape, data = csgraph.shape, csgraph.data
+    if len(shape) != 2 or shape[0] != shape[1] or data.dtype.kind not in "biuf":
+        return None
+    out = np.full(shape, np.inf)
+    data = data if data.dtype == np.float64 else data.astype(np.float64)
+    if not numba_passes().scipy_sparse_weights(csgraph.indptr, csgraph.indices, data, csgraph.format == "csr",
+                                               unweighted, directed, out):
+        return None
+    return out
 
 
 def _writable_in_place(a) -> bool:

@@ -127,13 +127,17 @@ def _first_at_least(src, value):
 
 
 @njit(cache=True, nogil=True)
-def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
+def edge_tiles(src, dst, w, n, row0, col0, inf, out, pred, with_pred, first, stop):
     """Tile rows ``first .. stop - 1`` of the start matrix of an edge list sorted by source
     into ``out[li, lj]`` (and ``pred``): INF with 0 on the diagonal, then the edges leaving
-    the rows of ``li`` (``col_tile[j // bw]`` is the local tile column of column j, -1
-    where not held here)."""
+    the rows of ``li``."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
+    # col_tile[j // bw]: the local tile column holding column j, -1 where none is held here
+    col_tile = np.full(-(-n // max(bw, 1)), -1, np.int64)
+    for lj in range(nc):
+        if col0[lj] < n:
+            col_tile[col0[lj] // bw] = lj
     for li in range(first, stop):
         for r in range(bh):
             i = row0[li] + r
@@ -151,18 +155,21 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
 
 @njit(cache=True, nogil=True)
 def edge_scan(src, dst, w, n, first, stop):
-    """Edges ``first .. stop - 1`` of an edge list checked and summarized in one pass, with
-    Graph's rules (a non-negative self-loop is dropped): the first source id out of range
-    0..n-1 (-1: none) and how many there are, the same for targets, the first weight that
-    is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
+    """Edges ``first .. stop - 1`` of an edge list checked, summarized and compacted in one
+    pass, with Graph's rules (a non-negative self-loop is dropped): the first source id out
+    of range 0..n-1 (-1: none) and how many there are, the same for targets, the first weight
+    that is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
     keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and last
     kept key, the smallest and largest kept weight, whether they are all integers, and
-    whether any edge is kept."""
+    whether any edge is kept.  The kept edges are moved to the front of the range, in order
+    (the arrays are the graph's own), until a bad edge is met: then nothing after it moves,
+    so the edge an error names is where it was."""
     bad_src, bad_srcs, bad_dst, bad_dsts, bad_w = -1, 0, -1, 0, -1
     dropped, ordered, kept, whole = 0, True, False, True
     first_key, last_key = -1, -1
     lo = narrow(0, w)
     hi = narrow(0, w)
+    to = first
     for e in range(first, stop):
         i = src[e]
         j = dst[e]
@@ -188,8 +195,71 @@ def edge_scan(src, dst, w, n, first, stop):
         lo = min(lo, x)
         hi = max(hi, x)
         whole = whole and np.floor(x) == x
+        if bad_src < 0 and bad_dst < 0 and bad_w < 0:
+            src[to] = i
+            dst[to] = j
+            w[to] = x
+            to += 1
     return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, whole,
             kept)
+
+
+@njit(cache=True)
+def compressed_pairs(indptr, indices, by_row):
+    """``(src, dst)`` int64 of the stored entries of a CSR (``by_row``) or CSC matrix in storage
+    order: entry ``e`` of line ``r`` is ``(r, indices[e])`` in CSR, ``(indices[e], r)`` in CSC;
+    there are ``indptr[-1]`` (SciPy lets ``indices`` be longer).  ``None`` for offsets that do
+    not rise from 0 to at most ``indices.size`` (nothing is read past the arrays)."""
+    lines = indptr.size - 1
+    if lines < 0 or indptr[0] != 0 or indptr[lines] > indices.size:
+        return None
+    m = indptr[lines]
+    major = np.empty(m, np.int64)
+    minor = np.empty(m, np.int64)
+    for r in range(lines):
+        a, b = indptr[r], indptr[r + 1]
+        if b < a or b > indptr[lines]:
+            return None
+        for e in range(a, b):
+            major[e] = r
+            minor[e] = indices[e]
+    return (major, minor) if by_row else (minor, major)
+
+
+@njit(cache=True)
+def scipy_sparse_weights(indptr, indices, data, by_row, unweighted, directed, out):
+    """SciPy's ``floyd_warshall`` reading of a CSR (``by_row``) or CSC matrix into float64
+    ``out``, which holds ``inf`` (no edge): a stored entry ``x`` at ``(i, j)``, ``i != j``
+    (self-loops are ignored), lowers the weight to ``x`` (1 when ``unweighted``, for any ``x``
+    below ``inf``), also at ``(j, i)`` unless ``directed`` -- so explicit zeros are edges,
+    duplicates keep the smallest, and ``inf`` and NaN entries are no edge, as in SciPy's
+    ``csgraph_to_dense``.  One pass over the stored entries, where SciPy's validation took
+    3 us of a small call.  False for a malformed matrix (offsets that do not rise from 0 to
+    at most the size of ``indices`` and ``data`` over n lines, an index out of range), of
+    which nothing is read past the arrays."""
+    n = out.shape[0]
+    lines = indptr.size - 1
+    if lines != n or indptr[0] != 0 or indptr[lines] > min(indices.size, data.size):
+        return False
+    for r in range(lines):
+        a, b = indptr[r], indptr[r + 1]
+        if b < a or b > indptr[lines]:
+            return False
+        for e in range(a, b):
+            c = np.int64(indices[e])
+            if c < 0 or c >= n:
+                return False
+            x = np.float64(data[e])
+            if c == r or not x < np.inf:
+                continue
+            if unweighted:
+                x = 1.0
+            i = r if by_row else c
+            j = c if by_row else r
+            out[i, j] = min(out[i, j], x)
+            if not directed:
+                out[j, i] = min(out[j, i], x)
+    return True
 
 
 @njit(cache=True)
