@@ -33,6 +33,7 @@ operation is timed under its stage name (:data:`STAGES`: "phase1", "phase2", "ph
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 
 #: the parts of a round's phase 3 (``product(r, part)``)
@@ -80,29 +81,31 @@ class Stages:
 _NO_GUARD = contextlib.nullcontext()
 
 
-def _skip(*args):
+def _skip(engine, *args):
     """An operation the engine does not define (the data movement is optional)."""
 
 
-def _operations(engine, stages: Stages | None) -> list:
-    """The engine's operations in :data:`STAGES` order, each a plain callable: the bound
-    method (timed under its stage name when ``stages`` has a clock) or :func:`_skip`."""
-    timed = stages is not None and stages.clock is not None
-    ops = []
-    for op, stage in STAGES.items():
-        fn = getattr(engine, op, None)
-        if fn is None:
-            fn = _skip
-        elif timed:
-            fn = _timed(stages, stage, fn)
-        ops.append(fn)
-    return ops
+@functools.lru_cache(maxsize=None)
+def _defined(cls) -> tuple:
+    """The operations an engine class defines, as functions of (engine, *args), in
+    :data:`STAGES` order (:func:`_skip` where it defines none): looked up once per class, as
+    a missing attribute costs a raised and caught AttributeError each time."""
+    return tuple(getattr(cls, op, None) or _skip for op in STAGES)
+
+
+def _operations(engine, stages: Stages | None) -> tuple:
+    """The engine's operations as functions of (engine, *args), each timed under its stage
+    name when ``stages`` has a clock."""
+    ops = _defined(type(engine))
+    if stages is None or stages.clock is None:
+        return ops
+    return tuple(fn if fn is _skip else _timed(stages, stage, fn) for fn, stage in zip(ops, STAGES.values()))
 
 
 def _timed(stages, stage, fn):
-    def timed(*args):
+    def timed(engine, *args):
         with stages(stage):
-            fn(*args)
+            fn(engine, *args)
     return timed
 
 
@@ -111,15 +114,15 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
     from (0, or where a resumed checkpoint left off)."""
     rounds = engine.rounds
     start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
-    # bound once, called directly: a small graph's whole run is one round of these calls
+    # looked up once per engine class: a small graph's whole run is one round of these calls
     load, close_pivot, update_panels, broadcast, product, store = _operations(engine, stages)
 
     def pivot(r, done=False):
-        load(r)
+        load(engine, r)
         if not done:
-            close_pivot(r)
-            update_panels(r)
-        broadcast(r)
+            close_pivot(engine, r)
+            update_panels(engine, r)
+        broadcast(engine, r)
 
     with checkpointer.stop_on_signals() if checkpointer is not None else _NO_GUARD:
         if start < rounds:
@@ -127,12 +130,12 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
         for r in range(start, rounds):
             ahead = lookahead and r + 1 < rounds
             if ahead:
-                product(r, NEXT)
+                product(engine, r, NEXT)
                 pivot(r + 1)
-                product(r, REST)
+                product(engine, r, REST)
             else:
-                product(r, ALL)
-            store(r)
+                product(engine, r, ALL)
+            store(engine, r)
             if report is not None:
                 report(r + 1, rounds)
             if checkpointer is not None:

@@ -97,11 +97,9 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     if plain:
         dense, null_within, nonfinite_null = csgraph, _SCIPY_NULL_ATOL, True
     else:
-        weights = _sparse_weights(csgraph, directed, unweighted)
-        if weights is not None:
-            n = weights.shape[0]
-            return Graph._from_scanned(weights, team.run(numba_passes().dense_scan, n, weights, *_NO_EDGE_RULE,
-                                                         threads=team.shares(n, n * n)))
+        read = _sparse_weights(csgraph, directed, unweighted)
+        if read is not None:
+            return Graph._from_scanned(*read)
         dense = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
         null_within, nonfinite_null = (-1.0 if sp.issparse(csgraph) else 0.0), False
     if dense.dtype.kind == "b":
@@ -113,26 +111,24 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     return Graph._from_scanned(weights, scans)
 
 
-#: dense_scan's "no mask, no missing value": only ``inf`` is no edge
-_NO_EDGE_RULE = (np.zeros((0, 0), np.bool_), np.float64(0), False)
-
-
 def _sparse_weights(csgraph, directed, unweighted):
-    """The float64 weights (``inf``: no edge) of a square CSR or CSC matrix of numbers, read
-    from its stored entries in one pass as SciPy reads them (graph/kernels.py,
-    ``scipy_sparse_weights``); None for any other input, and for a malformed matrix, which
-    SciPy's validation then refuses as SciPy does."""
+    """``(weights, scans)``: the float64 weights (``inf``: no edge) of a square CSR or CSC
+    matrix of numbers, read from its stored entries as SciPy reads them, and their weight
+    statistics, in one Numba call (graph/kernels.py, ``scipy_sparse_weights``); None for any
+    other input, and for a malformed matrix, which SciPy's validation then refuses as SciPy
+    does."""
     if not sp.issparse(csgraph) or csgraph.format not in ("csr", "csc"):
         return None
     shape, data = csgraph.shape, csgraph.data
     if len(shape) != 2 or shape[0] != shape[1] or data.dtype.kind not in "biuf":
         return None
-    out = np.full(shape, np.inf)
+    out = np.empty(shape)
     data = data if data.dtype == np.float64 else data.astype(np.float64)
-    if not numba_passes().scipy_sparse_weights(csgraph.indptr, csgraph.indices, data, csgraph.format == "csr",
-                                               unweighted, directed, out):
+    scan = numba_passes().scipy_sparse_weights(csgraph.indptr, csgraph.indices, data, csgraph.format == "csr",
+                                               unweighted, directed, out)
+    if scan[-1] == -2:
         return None
-    return out
+    return out, [scan]
 
 
 def _writable_in_place(a) -> bool:

@@ -169,15 +169,16 @@ def _solve_blocked(graph, plan):
     store = Storage.for_plan(plan, 2 * (nb * bs) ** 2 * per_entry)          # tiles + the result matrix
     with NumbaThreads(plan.threads, tasks=nb * nb) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
-        warm = BlockedWarmUp(plan.dtype, plan.predecessors, tiled=nb > 1,
-                             unpack=not keeps(store, (nb, nb, bs), plan.n))
-        if threads > 1:
+        warm = BlockedWarmUp.needed(plan.dtype, plan.predecessors, tiled=nb > 1,
+                                    unpack=not keeps(store, (nb, nb, bs), plan.n))
+        if warm is not None and threads > 1:
             warm.start_helper()
         # stage marks, not a Stopwatch's contexts: 1.4 us of a small graph's solve
         started = time.perf_counter()
         t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
         built = time.perf_counter()
-        warm.run()
+        if warm is not None:
+            warm.run()
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
         stages = schedule.Stages(schedule.WallClock()) if plan.options.get("phases") else None
         compiled = time.perf_counter()
@@ -202,6 +203,11 @@ class BlockedWarmUp:
     :meth:`start_helper` hands it to a helper process (cpu/ahead.py) that compiles it into
     Numba's on-disk cache on another core while this one builds the start tiles and
     compiles the rest; :meth:`run` then loads it from there."""
+
+    @classmethod
+    def needed(cls, dtype, pred, tiled, unpack) -> "BlockedWarmUp | None":
+        """The warm-up of these kernels, or None when this process has run it already."""
+        return None if ("blocked", dtype, pred, tiled, unpack) in _warm else cls(dtype, pred, tiled, unpack)
 
     def __init__(self, dtype, pred, tiled, unpack):
         self.key = ("blocked", dtype, pred, tiled, unpack)

@@ -173,12 +173,15 @@ class Graph:
         # of a small solve; NumPy's repeat of the row ids 3 us)
         fmt = sparse.format
         if fmt in ("csr", "csc"):
-            pairs = numba_passes().compressed_pairs(sparse.indptr, sparse.indices, fmt == "csr")
-            if pairs is None:
+            indices = sparse.indices
+            src, dst = np.empty(indices.size, np.int64), np.empty(indices.size, np.int64)
+            m = numba_passes().compressed_pairs(sparse.indptr, indices, fmt == "csr", src, dst)
+            if m < 0:
                 raise FloydwarpError(f"malformed {fmt} matrix: its offsets do not rise from 0 to at most its "
-                                     f"{sparse.indices.size} stored entries")
-            src, dst = pairs
-            data = sparse.data[:src.size]
+                                     f"{indices.size} stored entries")
+            data = sparse.data
+            if m < indices.size:
+                src, dst, data = src[:m], dst[:m], data[:m]
         else:
             coo = sparse if fmt == "coo" else sparse.tocoo()
             src, dst, data = _as_index_array(coo.row, "row"), _as_index_array(coo.col, "col"), coo.data
@@ -553,11 +556,11 @@ def _refuse_bad_weights(w, where):
 def _kept_edges(parts, m, src, dst, w):
     """The edges edge_scan kept, from its answers for consecutive shares of the ``m`` edges
     (each share's kept edges lie at its front)."""
+    if len(parts) == 1:
+        kept = m - parts[0][5]
+        return src[:kept], dst[:kept], w[:kept]
     bounds = team.share_bounds(m, len(parts))
-    ranges = [(a, a + (b - a) - part[5]) for part, a, b in zip(parts, bounds, bounds[1:])]
-    if len(ranges) == 1:
-        a, b = ranges[0]
-        return src[a:b], dst[a:b], w[a:b]
+    ranges = [(a, b - part[5]) for part, a, b in zip(parts, bounds, bounds[1:])]
     return tuple(np.concatenate([x[a:b] for a, b in ranges]) for x in (src, dst, w))
 
 

@@ -205,50 +205,55 @@ def edge_scan(src, dst, w, n, first, stop):
 
 
 @njit(cache=True)
-def compressed_pairs(indptr, indices, by_row):
-    """``(src, dst)`` int64 of the stored entries of a CSR (``by_row``) or CSC matrix in storage
-    order: entry ``e`` of line ``r`` is ``(r, indices[e])`` in CSR, ``(indices[e], r)`` in CSC;
-    there are ``indptr[-1]`` (SciPy lets ``indices`` be longer).  ``None`` for offsets that do
-    not rise from 0 to at most ``indices.size`` (nothing is read past the arrays)."""
+def compressed_pairs(indptr, indices, by_row, src, dst):
+    """The int64 ids of the stored entries of a CSR (``by_row``) or CSC matrix written into
+    ``src`` and ``dst`` (of ``indices.size`` entries) in storage order -- entry ``e`` of line
+    ``r`` is ``(r, indices[e])`` in CSR, ``(indices[e], r)`` in CSC -- and their count,
+    ``indptr[-1]`` (SciPy lets ``indices`` be longer); -1 for offsets that do not rise from 0
+    to at most ``indices.size`` (nothing is read or written past the arrays).  The caller
+    allocates: an array made here would cost more to hand back than the pass."""
+    major, minor = (src, dst) if by_row else (dst, src)
     lines = indptr.size - 1
     if lines < 0 or indptr[0] != 0 or indptr[lines] > indices.size:
-        return None
+        return -1
     m = indptr[lines]
-    major = np.empty(m, np.int64)
-    minor = np.empty(m, np.int64)
     for r in range(lines):
         a, b = indptr[r], indptr[r + 1]
-        if b < a or b > indptr[lines]:
-            return None
+        if b < a or b > m:
+            return -1
         for e in range(a, b):
             major[e] = r
             minor[e] = indices[e]
-    return (major, minor) if by_row else (minor, major)
+    return m
 
 
 @njit(cache=True)
 def scipy_sparse_weights(indptr, indices, data, by_row, unweighted, directed, out):
     """SciPy's ``floyd_warshall`` reading of a CSR (``by_row``) or CSC matrix into float64
-    ``out``, which holds ``inf`` (no edge): a stored entry ``x`` at ``(i, j)``, ``i != j``
+    ``out`` (n x n), ``inf`` for no edge: a stored entry ``x`` at ``(i, j)``, ``i != j``
     (self-loops are ignored), lowers the weight to ``x`` (1 when ``unweighted``, for any ``x``
     below ``inf``), also at ``(j, i)`` unless ``directed`` -- so explicit zeros are edges,
     duplicates keep the smallest, and ``inf`` and NaN entries are no edge, as in SciPy's
-    ``csgraph_to_dense``.  One pass over the stored entries, where SciPy's validation took
-    3 us of a small call.  False for a malformed matrix (offsets that do not rise from 0 to
-    at most the size of ``indices`` and ``data`` over n lines, an index out of range), of
+    ``csgraph_to_dense``.  Returns :func:`dense_scan`'s answer for what it wrote (one pass
+    over the entries and one over the matrix, where SciPy's validation took 3 us of a small
+    call), or bad entry ``(-2, -2)`` for a malformed matrix (offsets that do not rise from 0
+    to at most the size of ``indices`` and ``data`` over n lines, an index out of range), of
     which nothing is read past the arrays."""
     n = out.shape[0]
+    out[:] = np.inf
+    edges, seen, whole = 0, False, True
+    a = b = 0.0
     lines = indptr.size - 1
     if lines != n or indptr[0] != 0 or indptr[lines] > min(indices.size, data.size):
-        return False
+        return edges, seen, a, b, whole, -2, -2
     for r in range(lines):
-        a, b = indptr[r], indptr[r + 1]
-        if b < a or b > indptr[lines]:
-            return False
-        for e in range(a, b):
+        first, stop = indptr[r], indptr[r + 1]
+        if stop < first or stop > indptr[lines]:
+            return edges, seen, a, b, whole, -2, -2
+        for e in range(first, stop):
             c = np.int64(indices[e])
             if c < 0 or c >= n:
-                return False
+                return edges, seen, a, b, whole, -2, -2
             x = np.float64(data[e])
             if c == r or not x < np.inf:
                 continue
@@ -259,7 +264,15 @@ def scipy_sparse_weights(indptr, indices, data, by_row, unweighted, directed, ou
             out[i, j] = min(out[i, j], x)
             if not directed:
                 out[j, i] = min(out[j, i], x)
-    return True
+    for i in range(n):
+        for j in range(n):
+            v = out[i, j]
+            if v == np.inf:
+                continue
+            if v == -np.inf:                   # refused, as a dense -inf is
+                return edges, seen, a, b, whole, i, j
+            edges, seen, a, b, whole = _tally(v, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, -1, -1
 
 
 @njit(cache=True)
