@@ -71,7 +71,7 @@ class Graph:
         self._stats = None
         self._num_edges = None
         self._csr = {}
-        self._sorted = False                    # edges known to be sorted by source
+        self._sorted = False                    # edges known to be sorted by (source, target)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -243,7 +243,13 @@ class Graph:
         """``(src, dst, weight)`` host arrays of the distinct edges."""
         if self._edges is not None:
             return self._edges
-        matrix, missing = to_host(self._dense[0]), to_host(self.missing_mask())
+        matrix = to_host(self._dense[0])
+        if numba_readable(matrix.dtype):          # one pass (graph/kernels.py), where NumPy makes seven
+            m = self.num_edges
+            src, dst, w = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, matrix.dtype)
+            numba_passes().dense_edges(matrix, *self._absent_rule(), src, dst, w)
+            return src, dst, w
+        missing = to_host(self.missing_mask())
         src, dst = np.nonzero(~missing)
         w = matrix[src, dst]
         keep = (src != dst) | (w < 0)
@@ -256,12 +262,12 @@ class Graph:
         Built once per graph and direction."""
         cache = self._csr
         if reverse not in cache:
-            src, dst, _ = self.edges()
-            order = np.lexsort((dst, src)) if src.size and np.any(np.diff(src * self.n + dst) < 0) else None
-            if order is not None:                 # dense graphs' edges and _dedupe_edges' come sorted already
-                src, dst = src[order], dst[order]
+            # sorted by (src, dst): a dense graph's edges come so
+            src, dst, _ = self.edges() if self._edges is None else self._sorted_edges()
             keys, values = (dst, src) if reverse else (src, dst)
-            cache[reverse] = numba_passes().bucket_by(keys.astype(np.int64), values.astype(np.int32), self.n)
+            indptr, indices = np.empty(self.n + 1, np.int64), np.empty(keys.size, np.int32)
+            numba_passes().bucket_by(keys, values, indptr, indices)
+            cache[reverse] = indptr, indices
         return cache[reverse]
 
     def adjacency(self):
@@ -400,11 +406,12 @@ class Graph:
                  pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
-        """The edges, sorted by source (kept sorted once sorted)."""
+        """The edges, sorted by (source, target) (kept sorted once sorted)."""
         if not self._sorted:
             src, dst, w = self._edges
-            if src.size and np.any(src[1:] < src[:-1]):
-                order = np.argsort(src, kind="stable")
+            key = src * self.n + dst
+            if key.size and np.any(key[1:] < key[:-1]):
+                order = np.argsort(key)               # distinct keys: any sort is the sort
                 self._edges = src[order], dst[order], w[order]
             self._sorted = True
         return self._edges
