@@ -456,15 +456,17 @@ def _as_index_array(a, name):
 
 
 def _as_weight_array(a):
+    """The weights as a new int64 (integers, booleans) or float64 array."""
     arr = np.asarray(a)
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iuf":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
-    return arr.astype(np.int64) if arr.dtype.kind in "iu" else arr.astype(np.float64)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return arr.astype(np.float64)
+    if kind in "biu":
+        return arr.astype(np.int64)
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
 
 
 @functools.cache
