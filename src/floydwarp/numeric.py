@@ -250,6 +250,7 @@ def choose_storage(requested, stats: WeightStats, *, hops: bool, cap=None) -> tu
     return choice, stored
 
 
+@functools.lru_cache(maxsize=64)
 def hop_storage(dtype, narrow: bool) -> tuple:
     """The dtypes an engine whose distances are hop counts (non-negative integers it finds
     level by level: all-pairs breadth-first search) stores them in, narrowest first.

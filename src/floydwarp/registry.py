@@ -149,10 +149,12 @@ def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None)
     impls = algorithms(name)
     options = options or {}
     if algorithm == "auto":
-        for i in impls:               # plain loops: generators cost a small solve a microsecond
+        impl = None
+        for i in impls:               # one plain loop: generators cost a small solve a microsecond
             if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None:
                 return i
-        impl = next(i for i in impls if i.default)
+            if i.default:
+                impl = i
     else:
         impl = _IMPLS.get((name, algorithm))
         if impl is None:

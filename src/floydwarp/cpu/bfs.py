@@ -75,5 +75,6 @@ def run(graph, plan) -> EngineOutput:
             pred = _kernels().hop_predecessors(dist, in_ptr, in_idx, int(numeric.inf_of(dist.dtype)),
                                                store.result((n, n), np.int32, "pred"))
             timings["predecessors"] = time.perf_counter() - started
-    return EngineOutput(dist, pred, timings, pred_loops=False if pred is not None else None,
+    # hop counts are never negative: no diagonal for solve() to read
+    return EngineOutput(dist, pred, timings, negative_diagonal=False, pred_loops=False if pred is not None else None,
                         metadata={"threads": threads, "levels": int(deepest), **store.metadata})
