@@ -1,7 +1,8 @@
 """`floyd_warshall`: a drop-in for :func:`scipy.sparse.csgraph.floyd_warshall`.
 
 The input is read exactly as SciPy reads it (a plain dense array by SciPy's
-dense rule in one Numba pass, anything else by SciPy's own validation), then
+dense rule and a CSR or CSC matrix by its sparse rule, each in one Numba pass,
+anything else by SciPy's own validation), then
 solved by floydwarp: integer weights run in the narrowest exact integer
 type, and the answer comes back as SciPy returns it.
 """
@@ -87,11 +88,11 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
 
 def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     """The graph of the float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no
-    edge), written and validated in one parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
-    dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); a CSR or CSC matrix by
-    SciPy's sparse rule (explicit zeros are edges; :func:`_sparse_weights`); any other input
-    goes through SciPy's own validation first (masked: masked entries and exact zeros are
-    not edges)."""
+    edge), written and validated in one Numba pass (graph/kernels.py).  A plain numeric n x n
+    array is read there by SciPy's dense rule (0 -- within 1e-8 --, NaN and +-inf are no
+    edge), in parallel; a CSR or CSC matrix by SciPy's sparse rule (explicit zeros are edges;
+    :func:`_sparse_weights`); any other input goes through SciPy's own validation first
+    (masked: masked entries and exact zeros are not edges)."""
     plain = (type(csgraph) is np.ndarray and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]
              and (csgraph.dtype.kind == "b" or numba_readable(csgraph.dtype)))
     if plain:

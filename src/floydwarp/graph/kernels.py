@@ -3,7 +3,9 @@
 A dense graph is read once to validate it and take its weight statistics
 (:func:`dense_scan`), and once more to write the start matrix, in tiles or
 in rows, in the distance dtype (:func:`dense_tiles`); an edge list is written
-by :func:`edge_tiles`.  No temporaries of n^2 entries; every pass is a serial
+by :func:`edge_tiles`.  SciPy's CSR and CSC matrices are read as stored, by Graph's
+rules (:func:`compressed_pairs`, then :func:`edge_scan`) or by SciPy
+``floyd_warshall``'s (:func:`scipy_sparse_weights`).  No temporaries of n^2 entries; every pass is a serial
 kernel over a range of rows (or tile rows) that cpu/team.py spreads over the
 cores, so a small graph's pass is one plain call.  The rules are Graph's (see graph.py): an entry is absent when
 masked, equal to ``missing`` or ``+inf``; a non-negative self-loop is
