@@ -1,6 +1,6 @@
 """The user's wall time on the CPU, end to end (issue #22): medians and ratios to compute.
 
-    PYTHONPATH=src python3 bench/e2e_cpu.py [--repeats R] [--out FILE.json]
+    PYTHONPATH=src python3 bench/e2e_cpu.py [--repeats R] [--studies small,...] [--out FILE.json]
 
 Run it under the exclusive lock of the box (``flock -x /tmp/fw-cpu.lock ...``).  Measurements,
 each against the compute time (``Result.timings["compute"]``) or SciPy:
@@ -17,7 +17,8 @@ each against the compute time (``Result.timings["compute"]``) or SciPy:
   compiled;
 * ``small``: 2,000 random graphs of 10-40 vertices (30 % of the pairs, weights 1..16, 0 for
   no edge) through ``fw.floyd_warshall``, ``fw.solve`` (the same graphs with ``inf``) and
-  SciPy's ``floyd_warshall``, one by one (best of R passes, microseconds a graph), and
+  SciPy's ``floyd_warshall``, and again as SciPy CSR matrices through all three, one by one
+  (best of R passes, microseconds a graph), and
   per n from 1 to 64 (best of R passes of 500 calls): dense, as SciPy CSR matrices, and as
   edge lists (``fw.solve(fw.Graph.from_edges(...))`` against SciPy on the CSR matrix built
   from the same edges);
@@ -47,6 +48,8 @@ from pathlib import Path
 import numpy as np
 
 MAIN_JOB = ["solve", "--generate", "2048", "-p", "25", "-s", "1"]
+#: the studies, in the order they run
+STUDIES = ("in_process", "small", "process", "floor", "cold_compile")
 TINY_JOB = ["solve", "--generate", "2", "-p", "25", "-s", "1"]
 
 
@@ -128,11 +131,15 @@ def small(repeats):
         w[rng.random((n, n)) > 0.3] = 0
         zero.append(w)
         inf.append(np.where(w == 0, np.inf, w))
-    fw.floyd_warshall(zero[0]), fw.solve(inf[0])
+    sparse = [sp.csr_matrix(w) for w in zero]
+    fw.floyd_warshall(zero[0]), fw.solve(inf[0]), fw.floyd_warshall(sparse[0]), fw.solve(sparse[0])
     out = {"graphs": "2000 random graphs, n = 10..40, 30 % of pairs, weights 1..16",
            "scipy_us": 1e6 * _best_per_graph(csg.floyd_warshall, zero, repeats),
            "floyd_warshall_us": 1e6 * _best_per_graph(fw.floyd_warshall, zero, repeats),
-           "solve_us": 1e6 * _best_per_graph(fw.solve, inf, repeats), "per_n": []}
+           "solve_us": 1e6 * _best_per_graph(fw.solve, inf, repeats),
+           "scipy_sparse_us": 1e6 * _best_per_graph(csg.floyd_warshall, sparse, repeats),
+           "floyd_warshall_sparse_us": 1e6 * _best_per_graph(fw.floyd_warshall, sparse, repeats),
+           "solve_sparse_us": 1e6 * _best_per_graph(fw.solve, sparse, repeats), "per_n": []}
     for n in (1, 2, 4, 8, 12, 16, 20, 24, 32, 40, 48, 64):
         w = rng.integers(1, 17, (n, n)).astype(np.float64)
         w[rng.random((n, n)) > 0.3] = 0
@@ -235,13 +242,22 @@ def main(argv=None):
                         help="first runs after install (empty cache) to take the median of (default: repeats // 3)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--label", default="", help="a name for the tree measured (before/after)")
+    parser.add_argument("--studies", default=",".join(STUDIES),
+                        help=f"comma-separated studies to run (default: all of {', '.join(STUDIES)})")
     args = parser.parse_args(argv)
     import floydwarp as fw
 
+    chosen = args.studies.split(",")
+    unknown = set(chosen) - set(STUDIES)
+    if unknown:
+        parser.error(f"unknown studies: {', '.join(sorted(unknown))}")
+    first_runs = args.first_runs or max(1, args.repeats // 3)
+    run_study = {"in_process": lambda: in_process(args.repeats), "small": lambda: small(args.repeats),
+                 "process": lambda: process(args.repeats, first_runs), "floor": lambda: floor(args.repeats),
+                 "cold_compile": cold_compile}
     record = {"label": args.label, "machine": platform.processor() or platform.machine(),
               "cpus": os.cpu_count(), "python": platform.python_version(), "floydwarp": fw.__file__,
-              "repeats": args.repeats, "in_process": in_process(args.repeats), "small": small(args.repeats),
-              "process": process(args.repeats, args.first_runs or max(1, args.repeats // 3)), "floor": floor(args.repeats), "cold_compile": cold_compile()}
+              "repeats": args.repeats, **{name: run_study[name]() for name in STUDIES if name in chosen}}
     text = json.dumps(record, indent=1)
     if args.out:
         with open(args.out, "w") as fh:

@@ -148,3 +148,35 @@ def test_scipy_weights_statistics_are_those_of_the_weights(threads, directed):
     with pytest.raises(FloydwarpError, match=r"\[2, 5\] has weight -inf"):
         bad = sp.csr_matrix(w); bad[2, 5] = -np.inf; bad[9, 1] = -np.inf
         _graph(bad, True, False, False)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_compressed_matrices_keep_graph_rules_over_threads(threads, fmt):
+    """CSR and CSC entries are read in storage order (self-loops, explicit zeros, duplicates and
+    unsorted indices as stored) and the scan compacts the dropped self-loops share by share."""
+    rng = np.random.default_rng(11)
+    n, m = 50, 1200
+    rows, cols = rng.integers(0, n, m), rng.integers(0, n, m)
+    rows[::7] = cols[::7]                                       # many self-loops, some negative
+    vals = rng.integers(-2, 9, m).astype(float)
+    major, minor = (rows, cols) if fmt == "csr" else (cols, rows)
+    order = rng.permutation(m)                                  # lines in order, entries within them not
+    order = order[np.argsort(major[order], kind="stable")]
+    indptr = np.searchsorted(major[order], np.arange(n + 1))
+    cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    a = cls((vals[order], minor[order], indptr), shape=(n, n))
+    assert not a.has_canonical_format
+    g = Graph.from_scipy(a)
+    ref = reference_edges(n, rows[order], cols[order], vals[order])
+    assert all(np.array_equal(x, y) for x, y in zip(g.edges(), ref))
+    assert g.num_edges == ref[0].size
+
+
+def test_compressed_matrix_with_spare_capacity_and_malformed_offsets():
+    a = sp.csr_matrix((np.array([4.0, 1.0, 7.0]), np.array([1, 2, 0]), np.array([0, 1, 2, 2])), shape=(3, 3))
+    assert [x.tolist() for x in Graph.from_scipy(a).edges()] == [[0, 1], [1, 2], [4.0, 1.0]]  # indptr[-1] entries
+    for indptr in ([0, 5, 1, 2], [1, 1, 2, 2], [0, 2, 1, 2], [0, 1, 2, 4]):
+        bad = sp.csr_matrix((3, 3))
+        bad.indptr, bad.indices, bad.data = np.array(indptr, np.int32), np.array([1, 2, 0], np.int32), np.ones(3)
+        with pytest.raises(FloydwarpError, match="malformed csr matrix"):
+            Graph.from_scipy(bad)

@@ -127,3 +127,22 @@ def test_saturating_fits():
     assert not saturating_fits("uint8", WeightStats(3, -1, 2, True))
     assert not saturating_fits("uint8", WeightStats(3, 0.5, 2, False))
     assert not saturating_fits("int16", WeightStats(3, 1, 1, True))
+
+
+@pytest.mark.parametrize("source", ["int16", "int32", "int64", "uint8", "float32", "float64"])
+@pytest.mark.parametrize("target", ["float64", "float32"])
+def test_cast_to_float_in_one_pass_matches_numpy(source, target, monkeypatch):
+    """Host casts to a float type run in one Numba pass (cpu/casts.py), split over threads for
+    large matrices: the same values as NumPy's cast and masked copy, for any INF given."""
+    from floydwarp.cpu import team
+
+    monkeypatch.setattr(team, "GRAIN", 1)
+    rng = np.random.default_rng(4)
+    d = rng.integers(0, 120, (33, 17)).astype(source)
+    for inf in (numeric.inf_of(source), 100, 100.0, np.int64(100), np.float32(99.5), np.inf):
+        got = numeric.cast_distances(d, inf, target)
+        want = d.astype(target)
+        want[d >= inf] = np.inf
+        assert got.dtype == np.dtype(target) and np.array_equal(got, want)
+    big = np.array([[2 ** 62 - 2, 2 ** 62 - 1]], np.int64)       # compared as integers, not as rounded floats
+    assert numeric.cast_distances(big, 2 ** 62 - 1, np.float64).tolist() == [[float(2 ** 62 - 2), np.inf]]

@@ -110,3 +110,27 @@ def test_docstring_example():
 def test_bad_shapes_raise_like_scipy():
     with pytest.raises(ValueError):
         fw.floyd_warshall(np.zeros((2, 3)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["csr", "csc"]),
+       index=st.sampled_from([np.int32, np.int64]), directed=st.booleans(), unweighted=st.booleans())
+def test_compressed_input_as_stored_matches_scipy(n, seed, kind, index, directed, unweighted):
+    """CSR and CSC matrices as they are stored -- duplicates, unsorted indices, explicit zeros,
+    self-loops, inf and NaN entries -- read in one pass as SciPy reads them."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 4, n)
+    indptr = np.r_[0, np.cumsum(counts)].astype(index)
+    indices = rng.integers(0, n, int(indptr[-1])).astype(index)
+    data = rng.choice([0.0, 1.0, 2.5, 7.0, 3.0, np.inf, np.nan, -0.5], indices.size)
+    graph = (sp.csr_matrix if kind == "csr" else sp.csc_matrix)((data, indices, indptr), shape=(n, n))
+    assert_same(graph, "auto", directed=directed, unweighted=unweighted)
+    assert_same(graph, "auto", directed=directed, unweighted=unweighted, return_predecessors=True)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float32, bool])
+def test_compressed_input_of_other_number_types(dtype):
+    w = np.array([[0, 3, 0], [1, 0, 2], [0, 5, 0]]).astype(dtype)
+    for graph in (sp.csr_matrix(w), sp.csc_matrix(w)):
+        assert_same(graph, "auto")
+        assert_same(graph, "auto", directed=False)

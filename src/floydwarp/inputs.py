@@ -17,10 +17,10 @@ def as_graph(obj, *, missing=np.inf) -> Graph:
         return obj
     if type(obj) is np.ndarray:                 # the common case, first: no other test applies
         return Graph.from_dense(obj, missing=missing)
-    obj = maybe_from_dlpack(obj)
     sp = sys.modules.get("scipy.sparse")       # a SciPy matrix means SciPy is imported already
     if sp is not None and sp.issparse(obj):
-        return Graph.from_scipy(obj)
+        return Graph._from_sparse(obj)
+    obj = maybe_from_dlpack(obj)
     if type(obj).__module__.startswith("networkx"):
         return Graph.from_networkx(obj)
     if hasattr(obj, "shape") or isinstance(obj, (list, tuple)):

@@ -89,6 +89,11 @@ class WeightStats:
     max_weight: float
     integral: bool
 
+    def __init__(self, n, min_weight, max_weight, integral):
+        # a frozen dataclass sets its fields through object.__setattr__: twice the time, and
+        # every graph makes one
+        self.__dict__.update(n=n, min_weight=min_weight, max_weight=max_weight, integral=integral)
+
     @property
     def has_negative(self) -> bool:
         return self.min_weight < 0
@@ -181,10 +186,10 @@ def is_auto(requested) -> bool:
 def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     """Pick the distance dtype, or refuse a requested one that cannot hold the answer."""
     if is_auto(requested):
-        dt = smallest_fitting(stats)
-        if stats.integral and not exact(dt, stats):
+        choice, inexact = _auto_choice(stats)
+        if inexact:
             warnings.warn(_inexact_message(stats), InexactWarning, stacklevel=3)
-        return DtypeChoice(dt, False)
+        return choice
     dt = canonical_dtype(requested)
     if dt.kind == "i" and not stats.integral:
         raise DtypeError(
@@ -203,6 +208,14 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
         f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
         f"{dt.name} holds |d| < {exact_limit(dt)}); "
         f"use {smallest_fitting(stats).name}")
+
+
+@functools.lru_cache(maxsize=256)
+def _auto_choice(stats: WeightStats) -> tuple[DtypeChoice, bool]:
+    """``dtype="auto"``'s choice, and whether its sums may round (integer weights no integer
+    dtype holds)."""
+    dt = smallest_fitting(stats)
+    return DtypeChoice(dt, False), bool(stats.integral and not exact(dt, stats))
 
 
 def _inexact_message(stats: WeightStats) -> str:
@@ -237,6 +250,7 @@ def choose_storage(requested, stats: WeightStats, *, hops: bool, cap=None) -> tu
     return choice, stored
 
 
+@functools.lru_cache(maxsize=64)
 def hop_storage(dtype, narrow: bool) -> tuple:
     """The dtypes an engine whose distances are hop counts (non-negative integers it finds
     level by level: all-pairs breadth-first search) stores them in, narrowest first.
@@ -362,6 +376,9 @@ def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=F
         sentinel = inf_of(dtype)
     typed = _exact_sentinel(sentinel, dtype)
     if unreachable is None:
+        bound = _one_pass_bound(dist, inf, dtype) if xp is np and not exact else None
+        if bound is not None:
+            return _host_cast(dist, bound, typed, dtype)
         unreachable = dist >= inf
     source = dist
     from_float = np.dtype(dist.dtype).kind == "f"
@@ -380,6 +397,45 @@ def cast_distances(dist, inf, dtype, sentinel=None, *, unreachable=None, exact=F
                                        f"{typed.item()!r} (which means unreachable)", i, value)
     xp.copyto(out, typed, where=unreachable)       # not out[mask] = ...: CuPy masks stop at 2**31 entries
     return out
+
+
+def _one_pass_bound(dist, inf, target):
+    """``inf`` as an exact scalar that cpu/casts.py compares a host matrix's entries with,
+    when it does this cast: a 2-D matrix of native numbers (no float16, no uint64) to float32
+    or float64, which round as NumPy's cast does; else None."""
+    if target.char not in "fd" or dist.ndim != 2 or not _one_pass_source(dist.dtype):
+        return None
+    if type(inf) is dist.dtype.type:              # the matrix's own INF (a Result's)
+        return inf
+    if dist.dtype.kind == "f":
+        return np.float64(inf)
+    value = inf.item() if isinstance(inf, np.generic) else inf
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or not -2 ** 63 <= value < 2 ** 63:
+        return None
+    return np.int64(value)                        # integers compared exactly
+
+
+@functools.lru_cache(maxsize=32)
+def _one_pass_source(source) -> bool:
+    return source.isnative and (source.char in "fd" or source.kind == "i"
+                                or (source.kind == "u" and source.itemsize <= 4))
+
+
+def _host_cast(dist, bound, typed, dtype):
+    casts, team = _cast_modules()
+    out = np.empty(dist.shape, dtype)
+    n = dist.shape[0]
+    team.run(casts.to_float_rows, n, dist, bound, typed, out, threads=team.shares(n, dist.size))
+    return out
+
+
+@functools.cache
+def _cast_modules():
+    from .cpu import casts, team        # imports Numba: only when such a cast runs
+
+    return casts, team
 
 
 def _exact_sentinel(sentinel, dtype):

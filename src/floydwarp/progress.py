@@ -4,6 +4,10 @@ from __future__ import annotations
 import contextlib
 
 
+#: the context of a run nobody listens to (a nullcontext is reusable: one serves every run)
+_NOBODY = contextlib.nullcontext()
+
+
 def progress_callback(progress, description="", unit="round"):
     """A context that yields ``report(done, total)`` for an engine, or None when nobody listens.
 
@@ -11,7 +15,7 @@ def progress_callback(progress, description="", unit="round"):
     print nothing.  ``description`` may be a function giving it (built only when a bar is drawn).
     """
     if not progress:
-        return contextlib.nullcontext()
+        return _NOBODY
     if callable(progress) and progress is not True:
         return contextlib.nullcontext(progress)
     return _bar(description, unit)

@@ -149,8 +149,12 @@ def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None)
     impls = algorithms(name)
     options = options or {}
     if algorithm == "auto":
-        suited = (i for i in impls if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None)
-        impl = next(suited, None) or next(i for i in impls if i.default)
+        impl = None
+        for i in impls:               # one plain loop: generators cost a small solve a microsecond
+            if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None:
+                return i
+            if i.default:
+                impl = i
     else:
         impl = _IMPLS.get((name, algorithm))
         if impl is None:
@@ -164,19 +168,22 @@ def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None)
 
 def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
     """Why ``impl`` cannot run this call, or None."""
-    name = f"{impl.backend}/{impl.algorithm}"
     if _name(dtype) not in impl.dtypes:
-        return f"{name} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}"
+        return f"{_label(impl)} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}"
     if predecessors and not impl.predecessors:
         with_pred = ", ".join(i.algorithm for i in algorithms(impl.backend) if i.predecessors)
-        return f"{name} cannot compute predecessors; these can: {with_pred}"
+        return f"{_label(impl)} cannot compute predecessors; these can: {with_pred}"
     if impl.max_n is not None and n > impl.max_n:
-        return f"{name} is limited to n <= {impl.max_n} (got n = {n})"
+        return f"{_label(impl)} is limited to n <= {impl.max_n} (got n = {n})"
     if graph is not None and impl.accepts is not None:
         reason = impl.accepts(graph, options)
         if reason:
-            return f"{name} cannot run this call: {reason}"
+            return f"{_label(impl)} cannot run this call: {reason}"
     return None
+
+
+def _label(impl) -> str:
+    return f"{impl.backend}/{impl.algorithm}"
 
 
 @functools.lru_cache(maxsize=None)

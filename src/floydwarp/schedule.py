@@ -33,6 +33,7 @@ operation is timed under its stage name (:data:`STAGES`: "phase1", "phase2", "ph
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 
 #: the parts of a round's phase 3 (``product(r, part)``)
@@ -80,32 +81,48 @@ class Stages:
 _NO_GUARD = contextlib.nullcontext()
 
 
+def _skip(engine, *args):
+    """An operation the engine does not define (the data movement is optional)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _defined(cls) -> tuple:
+    """The operations an engine class defines, as functions of (engine, *args), in
+    :data:`STAGES` order (:func:`_skip` where it defines none): looked up once per class, as
+    a missing attribute costs a raised and caught AttributeError each time."""
+    return tuple(getattr(cls, op, None) or _skip for op in STAGES)
+
+
+def _operations(engine, stages: Stages | None) -> tuple:
+    """The engine's operations as functions of (engine, *args), each timed under its stage
+    name when ``stages`` has a clock."""
+    ops = _defined(type(engine))
+    if stages is None or stages.clock is None:
+        return ops
+    return tuple(fn if fn is _skip else _timed(stages, stage, fn) for fn, stage in zip(ops, STAGES.values()))
+
+
+def _timed(stages, stage, fn):
+    def timed(engine, *args):
+        with stages(stage):
+            fn(engine, *args)
+    return timed
+
+
 def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None) -> int:
     """Every round of ``engine`` (see the module docstring); returns the round it started
     from (0, or where a resumed checkpoint left off)."""
-    stages = stages or Stages()
     rounds = engine.rounds
     start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
-
-    ops = {op: getattr(engine, op, None) for op in STAGES}    # the data movement is optional
-    timed = stages.clock is not None
-
-    def step(op, *args):
-        fn = ops[op]
-        if fn is None:
-            return
-        if not timed:                 # (the keyed runs' nested rounds are many and short)
-            fn(*args)
-            return
-        with stages(STAGES[op]):
-            fn(*args)
+    # looked up once per engine class: a small graph's whole run is one round of these calls
+    load, close_pivot, update_panels, broadcast, product, store = _operations(engine, stages)
 
     def pivot(r, done=False):
-        step("load", r)
+        load(engine, r)
         if not done:
-            step("close_pivot", r)
-            step("update_panels", r)
-        step("broadcast", r)
+            close_pivot(engine, r)
+            update_panels(engine, r)
+        broadcast(engine, r)
 
     with checkpointer.stop_on_signals() if checkpointer is not None else _NO_GUARD:
         if start < rounds:
@@ -113,12 +130,12 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
         for r in range(start, rounds):
             ahead = lookahead and r + 1 < rounds
             if ahead:
-                step("product", r, NEXT)
+                product(engine, r, NEXT)
                 pivot(r + 1)
-                step("product", r, REST)
+                product(engine, r, REST)
             else:
-                step("product", r, ALL)
-            step("store", r)
+                product(engine, r, ALL)
+            store(engine, r)
             if report is not None:
                 report(r + 1, rounds)
             if checkpointer is not None:

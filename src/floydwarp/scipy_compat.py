@@ -1,7 +1,8 @@
 """`floyd_warshall`: a drop-in for :func:`scipy.sparse.csgraph.floyd_warshall`.
 
 The input is read exactly as SciPy reads it (a plain dense array by SciPy's
-dense rule in one Numba pass, anything else by SciPy's own validation), then
+dense rule and a CSR or CSC matrix by its sparse rule, each in one Numba pass,
+anything else by SciPy's own validation), then
 solved by floydwarp: integer weights run in the narrowest exact integer
 type, and the answer comes back as SciPy returns it.
 """
@@ -87,15 +88,19 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
 
 def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     """The graph of the float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no
-    edge), written and validated in one parallel pass (graph/kernels.py).  A plain numeric n x n array is read there by SciPy's
-    dense rule (0 -- within 1e-8 --, NaN and +-inf are no edge); any other input goes
-    through SciPy's own validation first (sparse: explicit zeros are edges; masked:
-    masked entries and exact zeros are not)."""
+    edge), written and validated in one Numba pass (graph/kernels.py).  A plain numeric n x n
+    array is read there by SciPy's dense rule (0 -- within 1e-8 --, NaN and +-inf are no
+    edge), in parallel; a CSR or CSC matrix by SciPy's sparse rule (explicit zeros are edges;
+    :func:`_sparse_weights`); any other input goes through SciPy's own validation first
+    (masked: masked entries and exact zeros are not edges)."""
     plain = (type(csgraph) is np.ndarray and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]
              and (csgraph.dtype.kind == "b" or numba_readable(csgraph.dtype)))
     if plain:
         dense, null_within, nonfinite_null = csgraph, _SCIPY_NULL_ATOL, True
     else:
+        read = _sparse_weights(csgraph, directed, unweighted)
+        if read is not None:
+            return Graph._from_scanned(*read)
         dense = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
         null_within, nonfinite_null = (-1.0 if sp.issparse(csgraph) else 0.0), False
     if dense.dtype.kind == "b":
@@ -105,6 +110,26 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     scans = team.run(numba_passes().scipy_weights, n, dense, null_within, nonfinite_null, unweighted, directed,
                      weights, threads=team.shares(n, n * n))
     return Graph._from_scanned(weights, scans)
+
+
+def _sparse_weights(csgraph, directed, unweighted):
+    """``(weights, scans)``: the float64 weights (``inf``: no edge) of a square CSR or CSC
+    matrix of numbers, read from its stored entries as SciPy reads them, and their weight
+    statistics, in one Numba call (graph/kernels.py, ``scipy_sparse_weights``); None for any
+    other input, and for a malformed matrix, which SciPy's validation then refuses as SciPy
+    does."""
+    if not sp.issparse(csgraph) or csgraph.format not in ("csr", "csc"):
+        return None
+    shape, data = csgraph.shape, csgraph.data
+    if len(shape) != 2 or shape[0] != shape[1] or data.dtype.kind not in "biuf":
+        return None
+    out = np.empty(shape)
+    data = data if data.dtype == np.float64 else data.astype(np.float64)
+    scan = numba_passes().scipy_sparse_weights(csgraph.indptr, csgraph.indices, data, csgraph.format == "csr",
+                                               unweighted, directed, out)
+    if scan[-1] == -2:
+        return None
+    return out, [scan]
 
 
 def _writable_in_place(a) -> bool:

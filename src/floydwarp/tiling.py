@@ -22,8 +22,7 @@ SINGLE = ProcessGrid(1, 1, 0)
 def start_tiles(graph, bs: int, dtype, inf, *, with_pred=False, grid: ProcessGrid = SINGLE, alloc=np.empty):
     """(tiles, pred tiles or None) of this process, written from the graph in one parallel pass
     (:meth:`Graph.fill_start`)."""
-    nt = -(-graph.n // bs)
-    rows, cols = _tile_starts(grid.tile_rows(nt), bs), _tile_starts(grid.tile_cols(nt), bs)
+    rows, cols = _tile_starts(grid, graph.n, bs)
     tiles = alloc((rows.size, cols.size, bs, bs), np.dtype(dtype))
     pred = alloc(tiles.shape, np.dtype(np.int32)) if with_pred else None
     graph.fill_start(tiles, rows, cols, inf, pred)
@@ -31,7 +30,10 @@ def start_tiles(graph, bs: int, dtype, inf, *, with_pred=False, grid: ProcessGri
 
 
 @functools.lru_cache(maxsize=64)
-def _tile_starts(tiles: range, bs: int) -> np.ndarray:
-    """The first index of each tile of ``tiles``, shared between calls (not to be written; a
-    read-only flag would make the Numba passes compile a second, read-only specialization)."""
-    return np.arange(tiles.start, tiles.stop, tiles.step, dtype=np.int64) * bs
+def _tile_starts(grid: ProcessGrid, n: int, bs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first row and the first column of each tile row and column this process holds,
+    shared between calls (not to be written; a read-only flag would make the Numba passes
+    compile a second, read-only specialization)."""
+    nt = -(-n // bs)
+    return tuple(np.arange(t.start, t.stop, t.step, dtype=np.int64) * bs
+                 for t in (grid.tile_rows(nt), grid.tile_cols(nt)))

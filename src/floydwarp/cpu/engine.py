@@ -36,6 +36,7 @@ and predecessors, ``timings["compile"]`` the compilation or cache load.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
 
@@ -105,16 +106,21 @@ def default_block_size(dtype, n) -> int:
 def _block_size(plan) -> int:
     bs = plan.block_size
     if bs is None:
-        bs = default_block_size(plan.dtype, plan.n)
+        return default_block_size(plan.dtype, plan.n)       # at most n (one tile for n <= 128)
     if isinstance(bs, bool) or not isinstance(bs, (int, np.integer)) or bs < 1:
         raise FloydwarpError(f"block_size must be a positive integer, got {plan.block_size!r}")
     # a tile larger than the matrix only adds padding
     return int(max(1, min(int(bs), plan.n)))
 
 
+@functools.lru_cache(maxsize=64)
+def _lo_of(dtype, inf):
+    return dtype.type(-inf)
+
+
 def _lo(plan):
     """The clamp floor -INF in the matrix dtype (unused for floats, whose ``clamp`` is False)."""
-    return np.dtype(plan.dtype).type(-plan.inf)
+    return _lo_of(plan.dtype, plan.inf)
 
 
 def _tiny(dtype, pred):
@@ -159,29 +165,33 @@ def _solve_blocked(graph, plan):
     in memory or, with ``workdir=DIR``, in memory-mapped files there."""
     bs = _block_size(plan) if plan.n else 1
     nb = -(-plan.n // bs)
-    per_entry = np.dtype(plan.dtype).itemsize + (4 if plan.predecessors else 0)
+    per_entry = plan.dtype.itemsize + (4 if plan.predecessors else 0)
     store = Storage.for_plan(plan, 2 * (nb * bs) ** 2 * per_entry)          # tiles + the result matrix
-    sw = Stopwatch()
     with NumbaThreads(plan.threads, tasks=nb * nb) as threads:
         metadata = {"threads": threads, "block_size": bs, **store.metadata}
-        warm = BlockedWarmUp(plan.dtype, plan.predecessors, tiled=nb > 1,
-                             unpack=not keeps(store, (nb, nb, bs), plan.n))
-        if threads > 1:
+        warm = BlockedWarmUp.needed(plan.dtype, plan.predecessors, tiled=nb > 1,
+                                    unpack=not keeps(store, (nb, nb, bs), plan.n))
+        if warm is not None and threads > 1:
             warm.start_helper()
-        with sw("start"):
-            t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
-        with sw("compile"):
+        # stage marks, not a Stopwatch's contexts: 1.4 us of a small graph's solve
+        started = time.perf_counter()
+        t, p = start_tiles(graph, bs, plan.dtype, plan.inf, with_pred=plan.predecessors, alloc=store.tiles)
+        built = time.perf_counter()
+        if warm is not None:
             warm.run()
         ckpt = checkpoint.from_plan(plan, graph, block=bs)
-        stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
-        with sw("compute"):
-            with Tiles(t, p, bool(plan.clamp), _lo(plan), threads) as tiles:
-                schedule.run(tiles, checkpointer=ckpt, report=plan.report, stages=stages)
-            d = unpacked(store, t, plan.n, "dist")
-            pred = None if p is None else unpacked(store, p, plan.n, "pred")
+        stages = schedule.Stages(schedule.WallClock()) if plan.options.get("phases") else None
+        compiled = time.perf_counter()
+        with Tiles(t, p, bool(plan.clamp), _lo(plan), threads) as tiles:
+            schedule.run(tiles, checkpointer=ckpt, report=plan.report, stages=stages)
+        d = unpacked(store, t, plan.n, "dist")
+        pred = None if p is None else unpacked(store, p, plan.n, "pred")
+        done = time.perf_counter()
     store.release_tiles()
-    return EngineOutput(d, pred, {**sw.timings, **stages.timings()}, negative_diagonal=tiles.negative_diagonal,
-                        metadata=metadata)
+    timings = {"start": built - started, "compile": compiled - built, "compute": done - compiled}
+    if stages is not None:
+        timings.update(stages.timings())
+    return EngineOutput(d, pred, timings, negative_diagonal=tiles.negative_diagonal, metadata=metadata)
 
 
 class BlockedWarmUp:
@@ -193,6 +203,11 @@ class BlockedWarmUp:
     :meth:`start_helper` hands it to a helper process (cpu/ahead.py) that compiles it into
     Numba's on-disk cache on another core while this one builds the start tiles and
     compiles the rest; :meth:`run` then loads it from there."""
+
+    @classmethod
+    def needed(cls, dtype, pred, tiled, unpack) -> "BlockedWarmUp | None":
+        """The warm-up of these kernels, or None when this process has run it already."""
+        return None if ("blocked", dtype, pred, tiled, unpack) in _warm else cls(dtype, pred, tiled, unpack)
 
     def __init__(self, dtype, pred, tiled, unpack):
         self.key = ("blocked", dtype, pred, tiled, unpack)
@@ -241,9 +256,12 @@ class Tiles:
         self.rounds = nb = t.shape[0]
         K = self.K = _kernels()
         # the panel copies: none for one tile (closed by phase 1 alone)
-        panel = t.shape[1:] if nb > 1 else (0,) + t.shape[2:]
-        self.rowp, self.colp = np.empty(panel, t.dtype), np.empty(panel, t.dtype)
-        self.prow = None if p is None else np.empty(panel, p.dtype)
+        if nb > 1:
+            self.rowp, self.colp = np.empty(t.shape[1:], t.dtype), np.empty(t.shape[1:], t.dtype)
+            self.prow = None if p is None else np.empty(t.shape[1:], p.dtype)
+        else:
+            self.rowp = self.colp = _no_panel(t.dtype)
+            self.prow = None if p is None else _no_panel(p.dtype)
         self.crew = None
         if nb > 1:
             if p is None:
@@ -289,6 +307,12 @@ class Tiles:
             if part != schedule.ALL or self.panels_of != r:
                 raise FloydwarpError(f"cpu blocked: phase 3 of round {r} ({part}) without its phase 2 just before")
             self.crew.lead(r, False)
+
+
+@functools.lru_cache(maxsize=16)
+def _no_panel(dtype) -> np.ndarray:
+    """An empty panel copy (a one-tile run has none: the kernels never write it), shared."""
+    return np.empty((0, 0, 0), dtype)
 
 
 def keeps(store, shape, n) -> bool:

@@ -47,7 +47,7 @@ class Storage:
                     f"({np.dtype(plan.dtype).name}{' with predecessors' if plan.predecessors else ''}) "
                     f"and {have:,} are available; pass workdir=DIR (--workdir DIR) to keep the matrix "
                     f"in memory-mapped files there, or choose a narrower dtype")
-            return cls()
+            return _RAM
         folder = Path(workdir)
         if not folder.is_dir():
             raise FloydwarpError(f"workdir {folder} is not a folder")
@@ -69,3 +69,7 @@ class Storage:
     def release_tiles(self):
         for path in self._tile_files:
             path.unlink(missing_ok=True)
+
+
+#: RAM holds no state of a run (its arrays are the run's own): one Storage serves every run
+_RAM = Storage()

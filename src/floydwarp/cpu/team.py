@@ -110,7 +110,7 @@ def run(kernel, tasks: int, *args, threads: int = 1) -> list:
     team = _hire(count - 1)
     if team is None:
         return [kernel(*args, 0, tasks)]
-    bounds = [tasks * s // count for s in range(count + 1)]
+    bounds = share_bounds(tasks, count)
     for s, w in enumerate(team, start=1):
         w.start(kernel, (*args, bounds[s], bounds[s + 1]))
     try:
@@ -118,6 +118,12 @@ def run(kernel, tasks: int, *args, threads: int = 1) -> list:
     finally:
         _dismiss(team)
     return [first] + [w.result for w in team]
+
+
+def share_bounds(tasks: int, count: int) -> list:
+    """Where :func:`run`'s ``count`` shares of ``tasks`` tasks begin, and the end: share ``s``
+    does tasks ``bounds[s] .. bounds[s + 1] - 1``."""
+    return [tasks * s // count for s in range(count + 1)]
 
 
 class Crew:

@@ -71,7 +71,7 @@ class Graph:
         self._stats = None
         self._num_edges = None
         self._csr = {}
-        self._sorted = False                    # edges known to be sorted by source
+        self._sorted = False                    # edges known to be sorted by (source, target)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -90,6 +90,12 @@ class Graph:
             raise FloydwarpError(f"weight has {w.size} entries but src and dst have {src.size}")
         if n is None:
             n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        return cls._from_own_edges(n, src, dst, w, labels)
+
+    @classmethod
+    def _from_own_edges(cls, n, src, dst, w, labels=None) -> "Graph":
+        """The graph of edge arrays it may keep: 1-D int64 ids and int64 or float64 weights of
+        one length, that no caller holds."""
         n = check_vertex_count(int(n))
         if n < 0:
             raise FloydwarpError(f"n must be >= 0, got {n}")
@@ -98,15 +104,18 @@ class Graph:
         parts = team.run(numba_passes().edge_scan, m, src, dst, w, n, threads=team.shares(m, m))
         (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, _, _, lo, hi, integral,
          kept) = parts[0] if len(parts) == 1 else _joined_edge_scans(parts)
-        for name, ids, i, count in (("src", src, bad_src, bad_srcs), ("dst", dst, bad_dst, bad_dsts)):
-            if i >= 0:
-                raise FloydwarpError(
-                    f"edge {i}: {name} vertex id {int(ids[i])} is out of range 0..{n - 1} "
-                    f"({count} edge(s) out of range)")
+        if bad_src >= 0 or bad_dst >= 0:
+            for name, ids, i, count in (("src", src, bad_src, bad_srcs), ("dst", dst, bad_dst, bad_dsts)):
+                if i >= 0:
+                    raise FloydwarpError(
+                        f"edge {i}: {name} vertex id {int(ids[i])} is out of range 0..{n - 1} "
+                        f"({count} edge(s) out of range)")
         if bad_w >= 0:
             raise FloydwarpError(f"edge {bad_w} ({int(src[bad_w])} -> {int(dst[bad_w])}) has weight "
                                  f"{float(w[bad_w])}: weights must be finite numbers")
-        graph = cls(n, edges=_dedupe_edges(n, src, dst, w, dropped, ordered), labels=labels)
+        if dropped:                             # the scan moved the kept edges to the front of each share
+            src, dst, w = _kept_edges(parts, m, src, dst, w)
+        graph = cls(n, edges=_dedupe_edges(n, src, dst, w, ordered), labels=labels)
         graph._sorted = True                    # by (src, dst): either in order already or sorted
         if ordered:                             # the scanned edges are the graph's: their statistics hold
             conv = int if integral else float
@@ -160,18 +169,35 @@ class Graph:
 
         if not sp.issparse(sparse):
             raise FloydwarpError(f"from_scipy needs a SciPy sparse matrix, got {type(sparse).__name__}")
-        if sparse.ndim != 2 or sparse.shape[0] != sparse.shape[1]:
-            raise FloydwarpError(f"a sparse graph must be square (n x n); got shape {sparse.shape}")
-        n = sparse.shape[0]
-        # the stored entries as they are (tocoo() builds a new matrix: 20 us of a small solve)
-        if sparse.format in ("csr", "csc"):
-            major = np.repeat(np.arange(n, dtype=np.int64), np.diff(sparse.indptr))
-            src, dst = (major, sparse.indices) if sparse.format == "csr" else (sparse.indices, major)
+        return cls._from_sparse(sparse, labels)
+
+    @classmethod
+    def _from_sparse(cls, sparse, labels=None) -> "Graph":
+        """:meth:`from_scipy` of a matrix known to be a SciPy sparse one."""
+        shape = sparse.shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise FloydwarpError(f"a sparse graph must be square (n x n); got shape {shape}")
+        n = shape[0]
+        # the stored entries as they are, read in one pass (tocoo() builds a new matrix: 20 us
+        # of a small solve; NumPy's repeat of the row ids 3 us)
+        fmt = sparse.format
+        if fmt in ("csr", "csc"):
+            indices = sparse.indices
+            src, dst = np.empty(indices.size, np.int64), np.empty(indices.size, np.int64)
+            m = numba_passes().compressed_pairs(sparse.indptr, indices, fmt == "csr", src, dst)
+            if m < 0:
+                raise FloydwarpError(f"malformed {fmt} matrix: its offsets do not rise from 0 to at most its "
+                                     f"{indices.size} stored entries")
             data = sparse.data
+            if m < indices.size:
+                src, dst, data = src[:m], dst[:m], data[:m]
         else:
-            coo = sparse if sparse.format == "coo" else sparse.tocoo()
-            src, dst, data = coo.row, coo.col, coo.data
-        return cls.from_edges(src, dst, data, n=n, labels=labels)
+            coo = sparse if fmt == "coo" else sparse.tocoo()
+            src, dst, data = _as_index_array(coo.row, "row"), _as_index_array(coo.col, "col"), coo.data
+        w = _as_weight_array(data)
+        if w.shape != src.shape:
+            raise FloydwarpError(f"the sparse matrix holds {w.size} values for {src.size} stored entries")
+        return cls._from_own_edges(n, src, dst, w, labels)
 
     @classmethod
     def from_networkx(cls, G, weight: str | None = "weight", nodelist=None, default_weight=1) -> "Graph":
@@ -226,7 +252,13 @@ class Graph:
         """``(src, dst, weight)`` host arrays of the distinct edges."""
         if self._edges is not None:
             return self._edges
-        matrix, missing = to_host(self._dense[0]), to_host(self.missing_mask())
+        matrix = to_host(self._dense[0])
+        if numba_readable(matrix.dtype):          # one pass (graph/kernels.py), where NumPy makes seven
+            m = self.num_edges
+            src, dst, w = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, matrix.dtype)
+            numba_passes().dense_edges(matrix, *self._absent_rule(), src, dst, w)
+            return src, dst, w
+        missing = to_host(self.missing_mask())
         src, dst = np.nonzero(~missing)
         w = matrix[src, dst]
         keep = (src != dst) | (w < 0)
@@ -239,12 +271,12 @@ class Graph:
         Built once per graph and direction."""
         cache = self._csr
         if reverse not in cache:
-            src, dst, _ = self.edges()
-            order = np.lexsort((dst, src)) if src.size and np.any(np.diff(src * self.n + dst) < 0) else None
-            if order is not None:                 # dense graphs' edges and _dedupe_edges' come sorted already
-                src, dst = src[order], dst[order]
+            # sorted by (src, dst): a dense graph's edges come so
+            src, dst, _ = self.edges() if self._edges is None else self._sorted_edges()
             keys, values = (dst, src) if reverse else (src, dst)
-            cache[reverse] = numba_passes().bucket_by(keys.astype(np.int64), values.astype(np.int32), self.n)
+            indptr, indices = np.empty(self.n + 1, np.int64), np.empty(keys.size, np.int32)
+            numba_passes().bucket_by(keys, values, indptr, indices)
+            cache[reverse] = indptr, indices
         return cache[reverse]
 
     def adjacency(self):
@@ -379,16 +411,16 @@ class Graph:
                      threads=team.shares(rows, out.size))
             return
         src, dst, w = self._sorted_edges()
-        col_tile = _column_tiles(self.n, max(out.shape[3], 1), col0.tobytes())
-        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, col_tile, inf, out,
+        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, inf, out,
                  pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
-        """The edges, sorted by source (kept sorted once sorted)."""
+        """The edges, sorted by (source, target) (kept sorted once sorted)."""
         if not self._sorted:
             src, dst, w = self._edges
-            if src.size and np.any(src[1:] < src[:-1]):
-                order = np.argsort(src, kind="stable")
+            key = src * self.n + dst
+            if key.size and np.any(key[1:] < key[:-1]):
+                order = np.argsort(key)               # distinct keys: any sort is the sort
                 self._edges = src[order], dst[order], w[order]
             self._sorted = True
         return self._edges
@@ -433,15 +465,17 @@ def _as_index_array(a, name):
 
 
 def _as_weight_array(a):
+    """The weights as a new int64 (integers, booleans) or float64 array."""
     arr = np.asarray(a)
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iuf":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
-    return arr.astype(np.int64) if arr.dtype.kind in "iu" else arr.astype(np.float64)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return arr.astype(np.float64)
+    if kind in "biu":
+        return arr.astype(np.int64)
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
 
 
 @functools.cache
@@ -515,17 +549,6 @@ def _joined_edge_scans(parts):
             kept)
 
 
-@functools.lru_cache(maxsize=64)
-def _column_tiles(n, bw, col0_bytes) -> np.ndarray:
-    """``col_tile[j // bw]``: the local tile column holding column j, -1 where none does
-    (``col0``: the local tile columns' first indices, as bytes of int64; shared between
-    calls, not to be written)."""
-    col0 = np.frombuffer(col0_bytes, dtype=np.int64)
-    col_tile = np.full(-(-n // bw), -1, np.int64)
-    col_tile[col0[col0 < n] // bw] = np.flatnonzero(col0 < n)
-    return col_tile
-
-
 def _edge_stats(n, w) -> WeightStats:
     if w.size == 0:
         return WeightStats(n, 0, 0, True)
@@ -548,13 +571,20 @@ def _refuse_bad_weights(w, where):
         raise FloydwarpError(f"{where(flat)} has weight {value}: weights must be finite numbers")
 
 
-def _dedupe_edges(n, src, dst, w, dropped, ordered):
-    """Keep the lightest of parallel edges; drop self-loops that cannot shorten anything
-    (``dropped`` of them), sorted by (src, dst).  ``ordered``: the kept edges are in that
-    order with no parallel edges already (generators, most files): no sort."""
-    if dropped:
-        keep = (src != dst) | (w < 0)
-        src, dst, w = src[keep], dst[keep], w[keep]
+def _kept_edges(parts, m, src, dst, w):
+    """The edges edge_scan kept, from its answers for consecutive shares of the ``m`` edges
+    (each share's kept edges lie at its front)."""
+    if len(parts) == 1:
+        kept = m - parts[0][5]
+        return src[:kept], dst[:kept], w[:kept]
+    bounds = team.share_bounds(m, len(parts))
+    ranges = [(a, b - part[5]) for part, a, b in zip(parts, bounds, bounds[1:])]
+    return tuple(np.concatenate([x[a:b] for a, b in ranges]) for x in (src, dst, w))
+
+
+def _dedupe_edges(n, src, dst, w, ordered):
+    """Keep the lightest of parallel edges, sorted by (src, dst).  ``ordered``: the edges
+    are in that order with no parallel edges already (generators, most files): no sort."""
     if ordered or src.size == 0:
         return src, dst, w
     key = src * n + dst

@@ -3,7 +3,9 @@
 A dense graph is read once to validate it and take its weight statistics
 (:func:`dense_scan`), and once more to write the start matrix, in tiles or
 in rows, in the distance dtype (:func:`dense_tiles`); an edge list is written
-by :func:`edge_tiles`.  No temporaries of n^2 entries; every pass is a serial
+by :func:`edge_tiles`.  SciPy's CSR and CSC matrices are read as stored, by Graph's
+rules (:func:`compressed_pairs`, then :func:`edge_scan`) or by SciPy
+``floyd_warshall``'s (:func:`scipy_sparse_weights`).  No temporaries of n^2 entries; every pass is a serial
 kernel over a range of rows (or tile rows) that cpu/team.py spreads over the
 cores, so a small graph's pass is one plain call.  The rules are Graph's (see graph.py): an entry is absent when
 masked, equal to ``missing`` or ``+inf``; a non-negative self-loop is
@@ -127,13 +129,17 @@ def _first_at_least(src, value):
 
 
 @njit(cache=True, nogil=True)
-def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, first, stop):
+def edge_tiles(src, dst, w, n, row0, col0, inf, out, pred, with_pred, first, stop):
     """Tile rows ``first .. stop - 1`` of the start matrix of an edge list sorted by source
     into ``out[li, lj]`` (and ``pred``): INF with 0 on the diagonal, then the edges leaving
-    the rows of ``li`` (``col_tile[j // bw]`` is the local tile column of column j, -1
-    where not held here)."""
+    the rows of ``li``."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
+    # col_tile[j // bw]: the local tile column holding column j, -1 where none is held here
+    col_tile = np.full(-(-n // max(bw, 1)), -1, np.int64)
+    for lj in range(nc):
+        if col0[lj] < n:
+            col_tile[col0[lj] // bw] = lj
     for li in range(first, stop):
         for r in range(bh):
             i = row0[li] + r
@@ -151,18 +157,21 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
 
 @njit(cache=True, nogil=True)
 def edge_scan(src, dst, w, n, first, stop):
-    """Edges ``first .. stop - 1`` of an edge list checked and summarized in one pass, with
-    Graph's rules (a non-negative self-loop is dropped): the first source id out of range
-    0..n-1 (-1: none) and how many there are, the same for targets, the first weight that
-    is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
+    """Edges ``first .. stop - 1`` of an edge list checked, summarized and compacted in one
+    pass, with Graph's rules (a non-negative self-loop is dropped): the first source id out
+    of range 0..n-1 (-1: none) and how many there are, the same for targets, the first weight
+    that is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
     keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and last
     kept key, the smallest and largest kept weight, whether they are all integers, and
-    whether any edge is kept."""
+    whether any edge is kept.  The kept edges are moved to the front of the range, in order
+    (the arrays are the graph's own), until a bad edge is met: then nothing after it moves,
+    so the edge an error names is where it was."""
     bad_src, bad_srcs, bad_dst, bad_dsts, bad_w = -1, 0, -1, 0, -1
     dropped, ordered, kept, whole = 0, True, False, True
     first_key, last_key = -1, -1
     lo = narrow(0, w)
     hi = narrow(0, w)
+    to = first
     for e in range(first, stop):
         i = src[e]
         j = dst[e]
@@ -188,8 +197,107 @@ def edge_scan(src, dst, w, n, first, stop):
         lo = min(lo, x)
         hi = max(hi, x)
         whole = whole and np.floor(x) == x
+        if bad_src < 0 and bad_dst < 0 and bad_w < 0:
+            src[to] = i
+            dst[to] = j
+            w[to] = x
+            to += 1
     return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, whole,
             kept)
+
+
+@njit(cache=True)
+def dense_edges(w, mask, missing, use_missing, src, dst, weight):
+    """The edges of a dense weight matrix in row order (Graph's rules: absent entries and
+    non-negative self-loops are no edge) written into ``src``, ``dst`` and ``weight``, which
+    hold at least as many entries; returns how many were written."""
+    n = w.shape[0]
+    k = 0
+    for i in range(n):
+        for j in range(n):
+            if _absent(w, mask, missing, use_missing, i, j):
+                continue
+            x = w[i, j]
+            if i == j and x >= 0:
+                continue
+            if k == src.size:
+                return k
+            src[k] = i
+            dst[k] = j
+            weight[k] = x
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def compressed_pairs(indptr, indices, by_row, src, dst):
+    """The int64 ids of the stored entries of a CSR (``by_row``) or CSC matrix written into
+    ``src`` and ``dst`` (of ``indices.size`` entries) in storage order -- entry ``e`` of line
+    ``r`` is ``(r, indices[e])`` in CSR, ``(indices[e], r)`` in CSC -- and their count,
+    ``indptr[-1]`` (SciPy lets ``indices`` be longer); -1 for offsets that do not rise from 0
+    to at most ``indices.size`` (nothing is read or written past the arrays).  The caller
+    allocates: an array made here would cost more to hand back than the pass."""
+    major, minor = (src, dst) if by_row else (dst, src)
+    lines = indptr.size - 1
+    if lines < 0 or indptr[0] != 0 or indptr[lines] > indices.size:
+        return -1
+    m = indptr[lines]
+    for r in range(lines):
+        a, b = indptr[r], indptr[r + 1]
+        if b < a or b > m:
+            return -1
+        for e in range(a, b):
+            major[e] = r
+            minor[e] = indices[e]
+    return m
+
+
+@njit(cache=True)
+def scipy_sparse_weights(indptr, indices, data, by_row, unweighted, directed, out):
+    """SciPy's ``floyd_warshall`` reading of a CSR (``by_row``) or CSC matrix into float64
+    ``out`` (n x n), ``inf`` for no edge: a stored entry ``x`` at ``(i, j)``, ``i != j``
+    (self-loops are ignored), lowers the weight to ``x`` (1 when ``unweighted``, for any ``x``
+    below ``inf``), also at ``(j, i)`` unless ``directed`` -- so explicit zeros are edges,
+    duplicates keep the smallest, and ``inf`` and NaN entries are no edge, as in SciPy's
+    ``csgraph_to_dense``.  Returns :func:`dense_scan`'s answer for what it wrote (one pass
+    over the entries and one over the matrix, where SciPy's validation took 3 us of a small
+    call), or bad entry ``(-2, -2)`` for a malformed matrix (offsets that do not rise from 0
+    to at most the size of ``indices`` and ``data`` over n lines, an index out of range), of
+    which nothing is read past the arrays."""
+    n = out.shape[0]
+    out[:] = np.inf
+    edges, seen, whole = 0, False, True
+    a = b = 0.0
+    lines = indptr.size - 1
+    if lines != n or indptr[0] != 0 or indptr[lines] > min(indices.size, data.size):
+        return edges, seen, a, b, whole, -2, -2
+    for r in range(lines):
+        first, stop = indptr[r], indptr[r + 1]
+        if stop < first or stop > indptr[lines]:
+            return edges, seen, a, b, whole, -2, -2
+        for e in range(first, stop):
+            c = np.int64(indices[e])
+            if c < 0 or c >= n:
+                return edges, seen, a, b, whole, -2, -2
+            x = np.float64(data[e])
+            if c == r or not x < np.inf:
+                continue
+            if unweighted:
+                x = 1.0
+            i = r if by_row else c
+            j = c if by_row else r
+            out[i, j] = min(out[i, j], x)
+            if not directed:
+                out[j, i] = min(out[j, i], x)
+    for i in range(n):
+        for j in range(n):
+            v = out[i, j]
+            if v == np.inf:
+                continue
+            if v == -np.inf:                   # refused, as a dense -inf is
+                return edges, seen, a, b, whole, i, j
+            edges, seen, a, b, whole = _tally(v, i, j, edges, seen, a, b, whole)
+    return edges, seen, a, b, whole, -1, -1
 
 
 @njit(cache=True)
@@ -246,19 +354,19 @@ def scipy_weights(g, null_within, nonfinite_null, unweighted, directed, out, fir
 
 
 @njit(cache=True)
-def bucket_by(keys, values, n):
-    """``(indptr, indices)``: ``values`` grouped by ``keys`` in 0..n-1 (a CSR matrix of ones,
-    row ``k`` holding the values of key ``k`` in their order in the input), by a counting
-    sort: O(n + m), where a stable argsort of 400,000 keys took 29 ms."""
-    indptr = np.zeros(n + 1, np.int64)
+def bucket_by(keys, values, indptr, indices):
+    """``values`` grouped by ``keys`` in 0..n-1 into ``indptr`` (n + 1 entries) and ``indices``
+    (a CSR matrix of ones, row ``k`` holding the values of key ``k`` in their order in the
+    input), by a counting sort: O(n + m), where a stable argsort of 400,000 keys took 29 ms.
+    The caller allocates (an array made here costs more to hand back than a small pass)."""
+    n = indptr.size - 1
+    indptr[:] = 0
     for k in keys:
         indptr[k + 1] += 1
     for k in range(n):
         indptr[k + 1] += indptr[k]
     fill = indptr[:-1].copy()
-    indices = np.empty(keys.size, np.int32)
     for e in range(keys.size):
         k = keys[e]
         indices[fill[k]] = values[e]
         fill[k] += 1
-    return indptr, indices
