@@ -177,17 +177,16 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
         source = SharedEdges.source(edges_spec)
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
-    try:
-        L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
-                                                                     grid_shape=grid_shape, on_rounds=lock_rows)
-        t = time.perf_counter()
-        blocks.write_block(L, part, grid, hosts[0])
-        meta["dma_share"] = hosts[0].locked_share()
-        del L
-    finally:
-        _release_later(hosts, rank)
+    L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
+                                                                 grid_shape=grid_shape, on_rounds=lock_rows)
+    t = time.perf_counter()
+    blocks.write_block(L, part, grid, hosts[0])
+    meta["dma_share"] = hosts[0].locked_share()
+    del L
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     meta["device"] = device.current()["name"]
+    # last: the unlocking holds the driver's lock for a while (a worker that failed just exits)
+    _release_later(hosts, rank)
     return {"timings": timings, "negative": negative, "metadata": meta}
 
 
