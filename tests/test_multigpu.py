@@ -319,6 +319,38 @@ def test_workers_are_kept_for_later_runs_and_replaced_after_a_failure():
     assert not launch.started(2)
 
 
+def _slow_cleanup(control, rank, folder, fail):
+    """Worker target: replies at once, then cleans up for a while (or fails doing so)."""
+    from floydwarp.dist import launch
+
+    def cleanup():
+        time.sleep(1.0)
+        if fail:
+            raise RuntimeError("cleanup failed")
+        (folder / f"{rank}-{os.getpid()}").write_text("done")
+
+    launch.after_reply(cleanup)
+    return os.getpid()
+
+
+def test_work_after_the_reply_does_not_hold_up_the_run(tmp_path):
+    """after_reply: the launcher has the results while the workers still clean up; the next
+    job starts once they are done; a worker whose cleanup fails is replaced by the next run."""
+    from floydwarp.dist import launch
+
+    run_workers(_pid, (), 2, timeout=60)                                    # the workers started
+    t0 = time.monotonic()
+    pids = run_workers(_slow_cleanup, (tmp_path, False), 2, timeout=60)
+    assert time.monotonic() - t0 < 1.0 and not list(tmp_path.iterdir())
+    assert run_workers(_pid, (), 2, timeout=60) == pids                    # after the cleanup, same workers
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{r}-{pid}" for r, pid in enumerate(pids))
+    run_workers(_slow_cleanup, (tmp_path, True), 2, timeout=60)
+    time.sleep(2.0)
+    assert not launch.started(2)
+    assert not set(run_workers(_pid, (), 2, timeout=60)) & set(pids)        # a new pool
+    launch.close_pools()
+
+
 @pytest.mark.parametrize("n, dtype", [(300, "int16"), (70_000, "float64"), (5, "int32")])
 def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path, n, dtype):
     from floydwarp.dist import multigpu

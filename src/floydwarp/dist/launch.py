@@ -52,6 +52,17 @@ class WorkerFailed(FloydwarpError):
         self.rank = rank
 
 
+#: what the current job asked to run once its reply is sent (:func:`after_reply`)
+_AFTER_REPLY: list = []
+
+
+def after_reply(fn) -> None:
+    """In a worker: call ``fn()`` once the current job's reply is sent -- work that would only
+    delay the reply (releasing what the job held).  A worker whose ``fn`` fails ends; the
+    next run starts a new pool."""
+    _AFTER_REPLY.append(fn)
+
+
 def _worker_main(conn, rank, size):
     """Body of a worker process: run each job the launcher sends (``("job", target, args,
     timeout)``) and report its result, until told to quit or the launcher is gone."""
@@ -77,6 +88,12 @@ def _worker_main(conn, rank, size):
             conn.close()
             os._exit(1)          # skip atexit handlers (CUDA/NCCL teardown may block on a dead peer)
         conn.send(("done", result))
+        try:
+            while _AFTER_REPLY:
+                _AFTER_REPLY.pop(0)()
+        except BaseException:  # noqa: BLE001 - the reply is gone: end, the pool is not alive any more
+            conn.close()
+            os._exit(1)
     conn.close()
     os._exit(0)                  # nothing to tear down: the process ends with its peers
 

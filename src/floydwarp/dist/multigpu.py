@@ -23,6 +23,7 @@ all workers have to reach a collective after the first, default 600), ``lookahea
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
 import time
@@ -164,7 +165,6 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
 
     from ..gpu import device, transfer
 
-    _released()
     cp.cuda.Device(rank).use()
     matrix = open_shared(result_path, plan.n, plan.dtype)
     hosts = []
@@ -185,38 +185,20 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
     del L
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     meta["device"] = device.current()["name"]
-    # last: the unlocking holds the driver's lock for a while (a worker that failed just exits)
-    _release_later(hosts, rank)
+    launch.after_reply(functools.partial(_release, hosts, rank))
     return {"timings": timings, "negative": negative, "metadata": meta}
 
 
-#: a worker's thread releasing what its last run held (see _release_later)
-_RELEASING: list = []
-
-
-def _release_later(hosts, device_id: int) -> None:
-    """Off the run's clock (while the worker replies and waits): unlock the result's pages
-    (~20 ms a GB; the mapping goes when that is done), then hand the GPU memory back to the
-    device -- a worker waits for the next run holding none."""
-    import threading
-
+def _release(hosts, device_id: int) -> None:
+    """After a worker's reply: unlock the result's pages (~20 ms a GB, holding the driver's
+    lock and Python's), then hand the GPU memory back to the device -- a worker waits for
+    the next run holding none."""
     import cupy as cp
 
-    def release():
-        for host in hosts:
-            host.release()
-        with cp.cuda.Device(device_id):
-            cp.get_default_memory_pool().free_all_blocks()
-
-    thread = threading.Thread(target=release, daemon=True)
-    thread.start()
-    _RELEASING.append(thread)
-
-
-def _released() -> None:
-    """Wait until the previous run's memory is released."""
-    while _RELEASING:
-        _RELEASING.pop().join()
+    for host in hosts:
+        host.release()
+    with cp.cuda.Device(device_id):
+        cp.get_default_memory_pool().free_all_blocks()
 
 
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
