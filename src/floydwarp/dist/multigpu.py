@@ -191,8 +191,8 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
 
 def _release(hosts, device_id: int) -> None:
     """After a worker's reply: unlock the result's pages (~20 ms a GB, holding the driver's
-    lock and Python's), then hand the GPU memory back to the device -- a worker waits for
-    the next run holding none."""
+    lock), then hand the GPU memory back to the device -- a worker waits for the next run
+    holding none."""
     import cupy as cp
 
     for host in hosts:
