@@ -374,6 +374,22 @@ def test_pieces_cover_the_rows_and_start_on_pages(monkeypatch, rows, row_bytes):
     assert all((r1 - r0) <= max(step, (1 << 20) // row_bytes) for r0, r1 in pieces)
 
 
+@pytest.mark.parametrize("r0,rows", [(0, 100), (10, 30), (0, 5), (95, 20), (40, 60), (120, 5), (0, 0)])
+def test_a_fill_splits_its_rows_into_locked_and_staged(r0, rows):
+    """Pieces lock rows 10..100 (20..40 not in time): a fill of any rows takes the locked ones
+    by DMA, every other row (outside the pieces too) through staging, each row once."""
+    from floydwarp.gpu import transfer
+
+    pieces, locked = [(10, 20), (20, 40), (40, 100)], [True, False, True]
+    direct, staged = transfer._split_rows(r0, rows, pieces, locked)
+    covered = [r for a, b in direct + staged for r in range(a, b)]
+    assert sorted(covered) == list(range(rows))
+    assert all(any(p0 <= r0 + r < p1 and lk for (p0, p1), lk in zip(pieces, locked))
+               for a, b in direct for r in range(a, b))
+    assert not any(any(p0 <= r0 + r < p1 and lk for (p0, p1), lk in zip(pieces, locked))
+                   for a, b in staged for r in range(a, b))
+
+
 @pytest.mark.parametrize("rows,row_bytes,first", [(32768, 131072, 0), (1000, 8192, 2048), (5000, 60000, 96),
                                                   (3000, 4 * 30001, 4), (7, 4096, 100), (0, 4096, 0),
                                                   (20000, 2 * 30000, 1024)])

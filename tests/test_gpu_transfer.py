@@ -151,6 +151,9 @@ def test_a_shared_mapping_takes_blocks_by_dma(tiny_chunks, monkeypatch, n, dtype
     assert len(locked) > 1 and all(locked)           # every piece went by DMA
     with pytest.raises(ValueError, match="does not fit"):
         host.fill(right, at=(r0, half + 1))
+    everything = cupy.arange(n * n, dtype=dtype).reshape(n, n)
+    host.fill(everything)                             # rows outside the locked ones go through staging
+    assert np.array_equal(shared, everything.get())
     host.release()
     with pytest.raises(rt.CUDARuntimeError):          # not registered any more
         rt.hostUnregister(host._spans[0][0])

@@ -327,11 +327,7 @@ class HostMatrix:
         if not self._pieces:                  # small: one copy
             to_host(a, rows, cols, out=target)
             return self.array
-        locked = self._wait()
-        inside = [(max(p0, r0) - r0, min(p1, r0 + region.rows) - r0, lk)
-                  for (p0, p1), lk in zip(self._pieces, locked) if p0 < r0 + region.rows and p1 > r0]
-        direct = [(p0, p1) for p0, p1, lk in inside if lk]
-        staged = [(p0, p1) for p0, p1, lk in inside if not lk]
+        direct, staged = _split_rows(r0, region.rows, self._pieces, self._wait())
         if direct:
             import cupy as cp
 
@@ -345,6 +341,16 @@ class HostMatrix:
         if direct:
             stream.synchronize()
         return self.array
+
+
+def _split_rows(r0: int, rows: int, pieces, locked):
+    """Rows ``r0 .. r0 + rows`` of a :class:`HostMatrix` as ranges relative to ``r0``: those in
+    locked pieces (for DMA) and the others (staging; rows outside every piece among them)."""
+    end = r0 + rows
+    parts = [(r0, min(end, pieces[0][0]), False), *((p0, p1, lk) for (p0, p1), lk in zip(pieces, locked)),
+             (max(r0, pieces[-1][1]), end, False)]
+    inside = [(max(p0, r0) - r0, min(p1, end) - r0, lk) for p0, p1, lk in parts if max(p0, r0) < min(p1, end)]
+    return [(a, b) for a, b, lk in inside if lk], [(a, b) for a, b, lk in inside if not lk]
 
 
 def _page_aligned(shape, dtype) -> np.ndarray:
