@@ -113,9 +113,9 @@ def test_the_same_graph_for_a_seed_whatever_the_cores(monkeypatch):
         return [a.copy() for a in erdos_renyi(3000, 4, seed=9, potential=3, directed=False, **kw).edges()]
 
     many = edges()
-    monkeypatch.setattr(generate, "_cores", lambda: 1)
+    monkeypatch.setattr(generate, "usable_cores", lambda: 1)
     one = edges()
-    monkeypatch.setattr(generate, "_cores", lambda: 7)
+    monkeypatch.setattr(generate, "usable_cores", lambda: 7)
     seven = edges()
     for a, b, c in zip(many, one, seven):
         assert np.array_equal(a, b) and np.array_equal(a, c)

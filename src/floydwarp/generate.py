@@ -7,11 +7,11 @@ n = 110,000 at 5 % (6e8 edges) takes seconds, not minutes.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from .errors import FloydwarpError
+from .cpu.team import usable_cores
 from .graph import Graph, check_vertex_count
 from .numeric import WeightStats
 
@@ -244,17 +244,12 @@ def _joined_stats(n, parts) -> WeightStats:
     return WeightStats(n, conv(min(s[0] for s in parts)), conv(max(s[1] for s in parts)), integral)
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 class _Pool:
     """``map`` over the blocks on every core (NumPy's random fills and ufuncs release the
     GIL), or on this thread when there is one block."""
 
     def __init__(self, tasks):
-        self.workers = min(_cores(), tasks)
+        self.workers = min(usable_cores(), tasks)
         self.pool = None
 
     def __enter__(self):

@@ -10,6 +10,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from ..cpu.team import usable_cores
+
 
 def package_version(name: str) -> str | None:
     """Installed version of a distribution, without importing it (None when absent)."""
@@ -28,13 +30,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:                                  # not on Linux
-        return os.cpu_count() or 1
 
 
 def numba_threads() -> int | None:

@@ -61,6 +61,14 @@ class _Worker:
         self.go.release()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                                  # not on Linux
+        return os.cpu_count() or 1
+
+
 def default_threads() -> int:
     """Numba's thread count for the calling thread (``numba.set_num_threads``)."""
     import numba
