@@ -90,18 +90,22 @@ def test_a_device_result_streams_into_npy_files(tiny_chunks, tmp_path, predecess
     assert (tmp_path / "plain.npy").read_bytes() == (tmp_path / "r.npy").read_bytes()
 
 
+def _let_the_mapping_finish(host):
+    """Wait until the threads have mapped and locked every piece."""
+    for piece in host._futures:
+        piece.result()
+
+
 @pytest.mark.parametrize("shape,dtype", [((300, 517), "int32"), ((1031, 1031), "int16"), ((77, 3001), "float64")])
 @pytest.mark.parametrize("lock_first", [True, False])
 def test_a_page_locked_host_matrix_takes_the_dma_itself(tiny_chunks, monkeypatch, shape, dtype, lock_first):
     """Pieces locked before the copy go by DMA, the rest through staging: same bytes either way."""
-    import time
-
     monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
     rows, cols = shape
     a = cupy.arange((rows + 3) * (cols + 40), dtype=dtype).reshape(rows + 3, cols + 40)   # pitched
     host = tiny_chunks.HostMatrix(shape, dtype, lock=True)
     if lock_first:
-        time.sleep(0.5)                              # the mapping threads lock every piece
+        _let_the_mapping_finish(host)
     got = host.fill(a, rows, cols)
     assert got is host.array and got.flags.c_contiguous and got.ctypes.data % tiny_chunks.PAGE_BYTES == 0
     assert np.array_equal(got, a[:rows, :cols].get())
@@ -125,8 +129,6 @@ def test_a_shared_mapping_takes_blocks_by_dma(tiny_chunks, monkeypatch, n, dtype
     written; blocks land at their origin, by DMA or staging; release() unlocks."""
     from cupy.cuda import runtime as rt
 
-    import time
-
     from floydwarp.dist.multigpu import SharedMatrix, open_shared
 
     monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
@@ -135,7 +137,7 @@ def test_a_shared_mapping_takes_blocks_by_dma(tiny_chunks, monkeypatch, n, dtype
     shared = open_shared(file.path, n, dtype)         # the worker's own mapping
     file.release()
     host = tiny_chunks.HostMatrix.over(shared, rows)
-    time.sleep(0.5)                                   # the threads lock every piece
+    _let_the_mapping_finish(host)
     assert np.all(shared == 7)
     r0, r1 = rows or (0, n)
     half = n // 2
@@ -169,6 +171,53 @@ def test_a_result_comes_back_through_locked_pages(tiny_chunks, monkeypatch):
     for j in range(0, 700, 37):
         if cpu.reachable(3, j):
             assert path_length(w, gpu.path(3, j)) == cpu.distance(3, j)
+
+
+@pytest.mark.parametrize("n,width,dtype", [(1031, 256, "int32"), (700, 128, "int16"), (300, 64, "float32"),
+                                           (100, 256, "int32")])
+@pytest.mark.parametrize("pinned", [True, False])
+def test_the_last_round_sends_rows_home_as_it_finishes_them(tiny_chunks, monkeypatch, n, width, dtype, pinned):
+    """wide rounds into a host result: each band of the last round goes by DMA behind its
+    kernel where its pages are locked (a small pinned result: every band), the rest after
+    the kernels; the bytes are the same either way (100 vertices: one round)."""
+    if pinned:
+        monkeypatch.setattr(tiny_chunks, "DIRECT_BYTES", 1 << 40)
+    else:
+        monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    g = fw.generate.erdos_renyi(n, 3, seed=n, weights=(1, 5), potential=2)
+    gpu = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype, fast_variant="wide", wide_width=width)
+    cpu = fw.solve(g, backend="cpu", dtype=dtype)
+    assert isinstance(gpu.dist, np.ndarray) and np.array_equal(gpu.dist, cpu.dist)
+    share = gpu.metadata["d2h_overlapped"]
+    assert share == 1.0 if pinned else 0.0 <= share <= 1.0
+
+
+@pytest.mark.parametrize("early", [None, (0, 128), (128, 640)])
+def test_rows_sent_early_land_and_unlock_with_their_array(tiny_chunks, monkeypatch, early):
+    """delivery.Rows: bands sent behind their kernels, the rest by finish(); the locked pages
+    go with the array also when every row went early."""
+    import gc
+
+    from cupy.cuda import runtime as rt
+
+    from floydwarp.gpu import delivery
+
+    monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    n = 700
+    a = cupy.arange((n + 5) * (n + 40), dtype=cupy.int32).reshape(n + 5, n + 40)     # padded, pitched
+    host = tiny_chunks.HostMatrix((n, n), np.int32, lock=True)
+    _let_the_mapping_finish(host)
+    rows = delivery.Rows(host, a, n)
+    for lo in range(*early, 64) if early else range(0, n + 5, 128):
+        rows((lo, lo + (64 if early else 128)))
+    got = rows.finish()
+    assert np.array_equal(got, a[:n, :n].get())
+    assert rows.share() == ((early[1] - early[0]) / n if early else 1.0)
+    ptr = got.ctypes.data
+    del got, host, rows
+    gc.collect()
+    with pytest.raises(rt.CUDARuntimeError):          # not registered any more
+        rt.hostUnregister(ptr)
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64", "float32", "float64"])

@@ -21,6 +21,7 @@ from floydwarp.dist.partition import BlockPartition, choose_grid, split_bounds, 
 from floydwarp.errors import FloydwarpError
 from floydwarp.generate import erdos_renyi
 from floydwarp.plan import Plan
+from numpy_gpu import FAKE_CUPY, NumpyPanel
 
 
 # ---------------------------------------------------------------- partition and schedule (no GPU)
@@ -101,72 +102,6 @@ def test_predecessors_are_refused_naming_the_cpu_algorithms():
 
 
 # ---------------------------------------------------------------- the schedule itself, on NumPy (no GPU)
-class _Stream:
-    """Streams and events run nothing: the simulation executes every step at once, in order."""
-
-    def __init__(self, non_blocking=False, priority=None):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def record(self):
-        return _Event()
-
-    def wait_event(self, event):
-        pass
-
-    def synchronize(self):
-        pass
-
-
-class _Event:
-    def record(self, stream=None):
-        pass
-
-
-FAKE_CUPY = SimpleNamespace(empty=np.empty, cuda=SimpleNamespace(
-    Stream=_Stream, Event=_Event, get_elapsed_time=lambda a, b: 0.0,
-    runtime=SimpleNamespace(deviceGetStreamPriorityRange=lambda: (0, -1))))
-
-
-class NumpyPanel:
-    """``gpu.panel``'s contract on host arrays: to_words is a transpose, minplus a k loop."""
-
-    UNIT = 64
-
-    @staticmethod
-    def word_dtype(dtype):
-        return np.dtype(dtype)
-
-    @staticmethod
-    def to_words(a, out=None, stream=None):
-        out[...] = a.T
-        return out
-
-    @staticmethod
-    def minplus(c, at, b, arith, *, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):
-        assert c.shape[0] % 64 == 0 and c.shape[1] % 64 == 0 and at.shape == (b.shape[0], c.shape[0])
-        prod = np.full(c.shape, np.iinfo(c.dtype).max, c.dtype)
-        for k in range(at.shape[0]):
-            np.minimum(prod, at[k][:, None] + b[k][None, :], out=prod)
-        keep = np.ones(c.shape, bool)
-        keep[skip_rows[0] * 64:(skip_rows[0] + skip_rows[1]) * 64] = False
-        keep[:, skip_cols[0] * 64:(skip_cols[0] + skip_cols[1]) * 64] = False
-        new = np.minimum(c, prod)
-        c[keep] = np.maximum(new, arith.ninf)[keep] if arith.clamp else new[keep]
-        return c
-
-    @staticmethod
-    def close_block(view, plan, stream=None):
-        for k in range(view.shape[0]):
-            np.minimum(view, view[:, k:k + 1] + view[k:k + 1, :], out=view)
-        return view
-
-
 class _Group:
     """One NCCL communicator's members as threads: bcast through a shared slot."""
 

@@ -18,7 +18,16 @@ stage timings; an *engine* supplies only where the tiles live and how they move:
     ``store`` ends round ``r``: its results are home and whatever it set moving has landed,
     so a checkpoint may read the state.  An engine whose tiles never move defines none;
 ``state()`` (engines that checkpoint)
-    the arrays a checkpoint saves and restores: ``(dist,)`` or ``(dist, pred)``.
+    the arrays a checkpoint saves and restores: ``(dist,)`` or ``(dist, pred)``;
+``row_parts(r)`` (optional)
+    the last round's phase 3 in bands of rows: ``(part, (start, stop))`` pairs, each a
+    ``part`` that ``product`` takes and the matrix rows it finishes.
+
+With ``deliver`` (a function of ``(start, stop)`` rows), an engine that defines
+``row_parts`` runs its last round's phase 3 band by band and hands each band's rows, final
+once its product is issued, to ``deliver``: the result goes home while the bands after it
+still compute (on a GPU, ``deliver`` queues copies behind the band's kernel).  Earlier
+rounds finish no row: every round updates every cell.
 
 With lookahead, round ``r``'s phase 3 first updates the tiles round ``r + 1`` pivots on,
 then runs round ``r + 1``'s phases 1-2 and broadcast, and only then the rest, so the next
@@ -109,10 +118,12 @@ def _timed(stages, stage, fn):
     return timed
 
 
-def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None) -> int:
+def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stages | None = None,
+        deliver=None) -> int:
     """Every round of ``engine`` (see the module docstring); returns the round it started
     from (0, or where a resumed checkpoint left off)."""
     rounds = engine.rounds
+    bands = getattr(engine, "row_parts", None) if deliver is not None else None
     start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
     # looked up once per engine class: a small graph's whole run is one round of these calls
     load, close_pivot, update_panels, broadcast, product, store = _operations(engine, stages)
@@ -133,6 +144,10 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
                 product(engine, r, NEXT)
                 pivot(r + 1)
                 product(engine, r, REST)
+            elif bands is not None and r + 1 == rounds:
+                for part, rows in bands(r):
+                    product(engine, r, part)
+                    deliver(rows)
             else:
                 product(engine, r, ALL)
             store(engine, r)

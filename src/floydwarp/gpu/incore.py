@@ -9,7 +9,9 @@ A run (:func:`execute`):
    device;
 3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
 4. hand back an n x n matrix: a CuPy array when the input was on the device (or
-   ``output="device"``), else a NumPy array (``output="host"`` forces it).
+   ``output="device"``), else a NumPy array (``output="host"`` forces it).  A host result
+   without predecessors starts home during the last round (``Ctx.deliver``, delivery.py)
+   where the algorithm's rounds leave it in ``d`` (``ctx.rounds(engine, result=True)``).
 
 Timings: "h2d" (building and uploading the start matrix), "setup" (padding and
 predecessor initialization on the device), "compute" (kernels only), "check" (the dtype
@@ -23,6 +25,7 @@ Blocked algorithms whose rounds are plain kernel launches (the seed ``blocked`` 
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
@@ -35,7 +38,7 @@ from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
-from . import device, modules, panel, start, transfer
+from . import delivery, device, modules, panel, start, transfer
 from .layout import Layout
 
 
@@ -58,13 +61,16 @@ class Ctx:
         self.meta = {}
         #: the predecessors provably form no loop (solve() need not look for one)
         self.loop_free = False
+        #: where the rows of the result go as the last round finishes them (delivery.Rows), or None
+        self.deliver = None
 
     def report(self, done, total):
         self.plan.report(done, total)
 
-    def rounds(self, engine):
-        """The blocked schedule on ``engine``, timed and reported as this run."""
-        schedule.run(engine, report=self.report, stages=self.phase)
+    def rounds(self, engine, result=False):
+        """The blocked schedule on ``engine``, timed and reported as this run; ``result``: its
+        rounds leave the run's result in ``d``, whose rows may go home as they finish."""
+        schedule.run(engine, report=self.report, stages=self.phase, deliver=self.deliver if result else None)
 
 
 class Launch(NamedTuple):
@@ -233,6 +239,8 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         if not sizing.to_device:
             hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
+        if hosts is not None and pr is None:
+            ctx.deliver = delivery.Rows(hosts[0], d, n)
         begin, end = cp.cuda.Event(), cp.cuda.Event()
         try:
             begin.record()
@@ -240,6 +248,9 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             end.record()
             end.synchronize()
         except BaseException:
+            if ctx.deliver is not None:
+                with contextlib.suppress(Exception):   # the error that stopped the run is the one to see
+                    ctx.deliver.wait()         # no copy may land in memory let go below
             for host in hosts or ():
                 host.result()                  # unlocks the pages it locked
             raise
@@ -259,6 +270,9 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         if hosts is None:
             dist = _unpad_on_device(cp, rt, d, lay, isz, dtype)
             pred = None if pr is None else _unpad_on_device(cp, rt, pr, lay, 4, np.dtype(np.int32), pred=True)
+        elif ctx.deliver is not None:
+            dist, pred = ctx.deliver.finish(), None
+            ctx.meta["d2h_overlapped"] = ctx.deliver.share()
         else:
             dist = hosts[0].fill(d, n, n)
             pred = None if pr is None else hosts[1].fill(pr, n, n)

@@ -275,10 +275,15 @@ class HostMatrix:
                         _page_floor(base + b * row_bytes) if b < r1 else -(-(base + b * row_bytes) // PAGE_BYTES)
                         * PAGE_BYTES) for a, b in self._pieces]
         device = _current_device() if lock else None
+        locked_at = []                        # the pieces' first addresses, as they are locked
+        if lock:
+            # unlocks with the array, before its memory goes (not at exit: the process's end does)
+            self._finalizer = weakref.finalize(array, _unlock, locked_at)
+            self._finalizer.atexit = False
         self._pool = ThreadPoolExecutor(min(workers_for((r1 - r0) * row_bytes), len(self._pieces)))
         flat = array[r0:r1].reshape(-1).view(np.uint8)
         self._futures = [self._pool.submit(_map_piece, lo, hi, flat[(a - r0) * row_bytes:(b - r0) * row_bytes], fresh,
-                                           device, self._stop)
+                                           device, self._stop, locked_at)
                          for (a, b), (lo, hi) in zip(self._pieces, self._spans)]
 
     def _wait(self) -> list[bool]:
@@ -289,11 +294,6 @@ class HostMatrix:
             self._stop.set()
             self._locked = [f.result() for f in self._futures]
             self._pool.shutdown()
-            pointers = [lo for (lo, _), lk in zip(self._spans, self._locked) if lk]
-            if pointers:
-                # runs before NumPy lets go of the memory; not at exit, where the process's end unlocks all
-                self._finalizer = weakref.finalize(self.array, _unlock, pointers)
-                self._finalizer.atexit = False
         return self._locked
 
     def locked_share(self) -> float:
@@ -307,6 +307,15 @@ class HostMatrix:
         self._wait()
         if self._finalizer is not None:
             self._finalizer()
+
+    def locked_rows(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """The ranges of rows ``start .. stop`` that a DMA may fill now, without waiting for the
+        mapping: those in pieces locked by now (all rows of a small, pinned matrix)."""
+        if not self._pieces:
+            return [(start, stop)] if start < stop else []
+        locked = self._locked if self._locked is not None else [f.done() and f.result() for f in self._futures]
+        direct, _ = _split_rows(start, stop - start, self._pieces, locked)
+        return [(start + a, start + b) for a, b in direct]
 
     def result(self) -> np.ndarray:
         """The array, unfilled, once its pages are mapped."""
@@ -383,12 +392,13 @@ def _current_device():
     return cp.cuda.Device()
 
 
-def _map_piece(lo: int, hi: int, piece: np.ndarray, fresh: bool, device, stop: threading.Event) -> bool:
+def _map_piece(lo: int, hi: int, piece: np.ndarray, fresh: bool, device, stop: threading.Event,
+               locked_at: list) -> bool:
     """Map the pages of ``piece`` (at addresses ``lo`` .. ``hi`` with the pages around it):
     write to each page of ``fresh`` memory, read each otherwise -- outside the driver's lock,
     which page-locking takes, and without changing what is there.  With a ``device`` (whose
-    context registers them), page-lock them unless ``stop`` is set (the download has begun).
-    Whether the piece is locked."""
+    context registers them), page-lock them unless ``stop`` is set (the download has begun),
+    and add ``lo`` to ``locked_at``.  Whether the piece is locked."""
     if fresh:
         piece[::PAGE_BYTES] = 0              # strided NumPy operations release the GIL
     else:
@@ -402,6 +412,7 @@ def _map_piece(lo: int, hi: int, piece: np.ndarray, fresh: bool, device, stop: t
             rt.hostRegister(lo, hi - lo, _REGISTER_PORTABLE)
     except rt.CUDARuntimeError:              # no page-locked memory to be had: staging still works
         return False
+    locked_at.append(lo)
     return True
 
 

@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .. import schedule
 from ..errors import FloydwarpError
 from . import panel, tiles
 
@@ -22,6 +23,11 @@ from . import panel, tiles
 #: 14.51 / 14.55 / 14.56 / 14.58, float32 14.19 / 14.19 / 14.20 / 14.18 (bench/NOTES.md)
 WIDE_WIDTH = {"int16": 3072}
 WIDE_WIDTH_DEFAULT = 2048
+#: the last round's phase 3 runs in this many bands of rows when its rows go home as they
+#: finish (``schedule.run(deliver=)``): the copy left after the last kernel is one band's.
+#: 16 bands of 2048 rows at n = 32768 keep ~60 units of the persistent grid per block
+#: (its last wave stays full) while the copy of the last band is 5 ms of the 80
+DELIVERY_BANDS = 16
 
 
 def width(plan) -> int:
@@ -34,7 +40,8 @@ def width(plan) -> int:
 def run(ctx) -> None:
     """All rounds on the padded device matrix ``ctx.d`` (N x pitch, N a multiple of 64)."""
     plan = ctx.plan
-    ctx.rounds(Rounds(ctx.d[:, :ctx.lay.N], width(plan), functools.partial(tiles.close_block, plan=plan), ctx.arith))
+    ctx.rounds(Rounds(ctx.d[:, :ctx.lay.N], width(plan), functools.partial(tiles.close_block, plan=plan), ctx.arith),
+               result=True)
 
 
 class Rounds:
@@ -81,6 +88,21 @@ class Rounds:
         panel.to_words(cols, out=ct, keep=keep)        # ... and after: the left operand of the rest
 
     def product(self, r, part):
+        """Phase 3 on every row, or on the rows ``part = (start, stop)`` of :meth:`row_parts`."""
         _, rows, _, ct, _, skip = self._round(r)
         if self.rounds > 1:
-            panel.minplus(self.d, ct, rows, self.arith, skip_rows=skip, skip_cols=skip)
+            lo, hi = (0, self.n_pad) if part == schedule.ALL else part
+            panel.minplus(self.d[lo:hi], ct[:, lo:hi], rows, self.arith,
+                          skip_rows=band_skip(skip, lo // panel.UNIT, hi // panel.UNIT), skip_cols=skip)
+
+    def row_parts(self, r):
+        """The last round's phase 3 in :data:`DELIVERY_BANDS` bands of whole 64-row units."""
+        step = -(-self.n_pad // (DELIVERY_BANDS * panel.UNIT)) * panel.UNIT
+        return [((lo, min(lo + step, self.n_pad)),) * 2 for lo in range(0, self.n_pad, step)]
+
+
+def band_skip(skip, lo, hi):
+    """The row tiles ``skip = (first, count)`` of the whole matrix as ``(first, count)``
+    within the band of row tiles ``lo .. hi``."""
+    a, b = max(skip[0], lo), min(skip[0] + skip[1], hi)
+    return (a - lo, b - a) if a < b else (0, 0)

@@ -1,0 +1,100 @@
+"""A device result's rows copied home while the last round still computes the others.
+
+No cell of blocked Floyd-Warshall is final before the last round, and that round's phase 3
+finishes the rows band by band (``schedule.run(deliver=)``).  :class:`Rows` is the
+``deliver`` of an in-core run: as each band's kernel ends, its rows go by DMA on a stream of
+their own where the result's host array (:class:`transfer.HostMatrix`) has them page-locked
+by then; :meth:`Rows.finish` copies what is left (rows whose pages were not locked yet) the
+usual way.  At n = 32768 the last of 16 rounds is ~150 ms of kernels and the whole copy
+~80 ms, so only the last band's copy is left after the kernels.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+
+import numpy as np
+
+from .transfer import HostMatrix
+
+
+class Rows:
+    """Deliveries of the leading ``n`` x ``n`` of the (pitched) CuPy matrix ``d`` into ``host``.
+
+    The schedule hands over a band when its kernel is queued, long before it runs (and
+    before the host array's pages are locked): a watcher thread waits for each band's event,
+    then sends the band's rows that are page-locked by then."""
+
+    def __init__(self, host: HostMatrix, d, n: int):
+        import cupy as cp
+
+        self.host, self.d, self.n = host, d, int(n)
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.sent: list[tuple[int, int]] = []
+        self._bands: queue.SimpleQueue | None = None
+        self._watcher: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def __call__(self, rows) -> None:
+        """Send rows ``(start, stop)`` once the work queued so far on the current stream has run."""
+        import cupy as cp
+
+        lo, hi = max(rows[0], 0), min(rows[1], self.n)
+        if lo >= hi:
+            return
+        event = cp.cuda.Event(disable_timing=True)
+        event.record()
+        if self._watcher is None:
+            self._bands = queue.SimpleQueue()
+            self._watcher = threading.Thread(target=self._watch, args=(cp.cuda.Device(),), daemon=True)
+            self._watcher.start()
+        self._bands.put((event, lo, hi))
+
+    def _watch(self, device) -> None:
+        from cupy.cuda import runtime as rt
+
+        out, d = self.host.array, self.d
+        pitch, row_bytes = d.strides[0], self.n * d.itemsize
+        with device:
+            while (band := self._bands.get()) is not None:
+                event, lo, hi = band
+                try:
+                    event.synchronize()
+                    ready = self.host.locked_rows(lo, hi)
+                    for a, b in ready:
+                        rt.memcpy2DAsync(out[a:].ctypes.data, out.strides[0], d.data.ptr + a * pitch, pitch,
+                                         row_bytes, b - a, rt.memcpyDeviceToHost, self.stream.ptr)
+                    self.sent += ready
+                except BaseException as exc:  # noqa: BLE001 -- raised by wait(), in the caller's thread
+                    self._error = self._error or exc
+
+    def wait(self) -> None:
+        """Wait for the bands handed over and their copies (before the host array may go)."""
+        if self._watcher is not None:
+            self._bands.put(None)
+            self._watcher.join()
+            self._watcher = None
+        self.stream.synchronize()
+        if self._error is not None:
+            raise self._error
+
+    def share(self) -> float:
+        """The share of the rows sent before :meth:`finish` (call after :meth:`wait`)."""
+        return sum(b - a for a, b in self.sent) / self.n if self.n else 0.0
+
+    def finish(self) -> np.ndarray:
+        """The host array, once every row is home: waits for the bands sent, copies the rest."""
+        self.wait()
+        for lo, hi in unsent(self.sent, self.n):
+            self.host.fill(self.d[lo:hi], hi - lo, self.n, at=(lo, 0))
+        return self.host.result()             # the mapping's threads end, also when no fill ran
+
+
+def unsent(sent, n: int) -> list[tuple[int, int]]:
+    """The ranges of rows ``0 .. n`` outside the (disjoint) ranges ``sent``."""
+    gaps, at = [], 0
+    for a, b in sorted(sent):
+        if a > at:
+            gaps.append((at, a))
+        at = max(at, b)
+    return gaps + [(at, n)] if at < n else gaps
