@@ -29,7 +29,7 @@ def test_the_last_round_delivers_every_row_final_band_by_band(monkeypatch, n, wi
 
     monkeypatch.setitem(sys.modules, "cupy", FAKE_CUPY)
     monkeypatch.setattr(wide, "panel", NumpyPanel)
-    monkeypatch.setattr(wide, "DELIVERY_BANDS", bands)
+    monkeypatch.setattr(panel, "DELIVERY_BANDS", bands)
     rng = np.random.default_rng(n + width)
     w = random_weight_matrix(rng, n, density=0.05, low=1, high=20)
     n_pad = -(-n // 64) * 64
@@ -72,7 +72,7 @@ def test_engines_without_bands_deliver_nothing():
     ((4, 2), 0, 8, (4, 2)), ((4, 2), 4, 8, (0, 2)), ((4, 2), 5, 8, (0, 1)), ((4, 2), 0, 5, (4, 1)),
     ((4, 2), 6, 9, (0, 0)), ((4, 2), 0, 4, (0, 0)), ((0, 0), 0, 3, (0, 0)), ((2, 10), 4, 6, (0, 2))])
 def test_band_skip(skip, lo, hi, want):
-    assert wide.band_skip(skip, lo, hi) == want
+    assert panel.band_skip(skip, lo, hi) == want
 
 
 @pytest.mark.parametrize("sent,n,want", [

@@ -207,7 +207,7 @@ def test_rows_sent_early_land_and_unlock_with_their_array(tiny_chunks, monkeypat
     a = cupy.arange((n + 5) * (n + 40), dtype=cupy.int32).reshape(n + 5, n + 40)     # padded, pitched
     host = tiny_chunks.HostMatrix((n, n), np.int32, lock=True)
     _let_the_mapping_finish(host)
-    rows = delivery.Rows(host, a, n)
+    rows = delivery.Rows(host, a, n, n)
     for lo in range(*early, 64) if early else range(0, n + 5, 128):
         rows((lo, lo + (64 if early else 128)))
     got = rows.finish()
@@ -218,6 +218,28 @@ def test_rows_sent_early_land_and_unlock_with_their_array(tiny_chunks, monkeypat
     gc.collect()
     with pytest.raises(rt.CUDARuntimeError):          # not registered any more
         rt.hostUnregister(ptr)
+
+
+def test_a_block_goes_home_at_its_place(tiny_chunks, monkeypatch):
+    """A multi-GPU worker's block: its real rows and columns land at their origin in the
+    result, the first bands behind kernels of the worker's own stream, the rest by finish()."""
+    from floydwarp.gpu import delivery, panel
+
+    monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        a = cupy.arange(640 * 700, dtype=cupy.int32).reshape(640, 700)        # the padded block
+    host = tiny_chunks.HostMatrix((900, 1000), np.int32, lock=True)
+    _let_the_mapping_finish(host)
+    rows = delivery.Rows(host, a, 600, 650, at=(250, 333), stream=stream)
+    for band in panel.row_bands(640)[:5]:
+        rows(band)
+    got = rows.finish()
+    assert 0 < rows.share() < 1
+    assert np.array_equal(got[250:850, 333:983], a[:600, :650].get())
+    outside = np.ones(got.shape, bool)
+    outside[250:850, 333:983] = False
+    assert not got[outside].any()
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64", "float32", "float64"])

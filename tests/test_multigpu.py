@@ -119,8 +119,10 @@ class _Group:
         self.barrier.wait()
 
 
-def _simulate(weights, shape, width, lookahead):
-    """Run Gpu2D on every process of a Pr x Pc grid (threads, NumPy) and assemble the result."""
+def _simulate(weights, shape, width, lookahead, delivered=None):
+    """Run Gpu2D on every process of a Pr x Pc grid (threads, NumPy) and assemble the result;
+    with a dict ``delivered``, what the last round hands over (rank -> ([(rows, their values
+    then)], the rank's final block))."""
     import dataclasses
 
     from floydwarp.dist.gpu_engine import Gpu2D
@@ -145,8 +147,12 @@ def _simulate(weights, shape, width, lookahead):
                                     col=(cols[g.my_col], g.my_row) if shape[0] > 1 else None)
             engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, xp=FAKE_CUPY, ops=NumpyPanel,
                            close=NumpyPanel.close_block, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root))
-            schedule.run(engine, lookahead=lookahead)
+            handed = []
+            deliver = None if delivered is None else lambda rows: handed.append((rows, local[rows[0]:rows[1]].copy()))
+            schedule.run(engine, lookahead=lookahead, deliver=deliver)
             blocks[rank] = (r0, c0, local)
+            if delivered is not None:
+                delivered[rank] = handed, local
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
             for grp in rows + cols:
@@ -179,6 +185,29 @@ def test_schedule_on_numpy_matches_the_reference(shape, lookahead):
         got = _simulate(w, shape, width, lookahead).astype(np.float64)
         got[got >= numeric.inf_of(np.int32)] = np.inf
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2)])
+@pytest.mark.parametrize("bands", [16, 3])
+def test_each_block_hands_its_rows_over_final_during_the_last_round(monkeypatch, shape, bands):
+    """With ``deliver``, every process's last round runs in bands of its block's rows, each
+    handed over as final as the end result, together covering the block."""
+    from conftest import random_weight_matrix
+
+    from floydwarp.gpu import panel
+
+    monkeypatch.setattr(panel, "DELIVERY_BANDS", bands)
+    rng = np.random.default_rng(sum(shape) + bands)
+    w = random_weight_matrix(rng, 333, density=0.05, low=1, high=20)
+    delivered = {}
+    got = _simulate(w, shape, 128, True, delivered).astype(np.float64)
+    got[got >= numeric.inf_of(np.int32)] = np.inf
+    np.testing.assert_array_equal(got, fw.solve(w, backend="reference", dtype="float64").to_dense())
+    assert sorted(delivered) == list(range(shape[0] * shape[1]))
+    for handed, block in delivered.values():
+        assert [rows for rows, _ in handed] == panel.row_bands(block.shape[0])
+        for (lo, hi), early in handed:
+            assert np.array_equal(early, block[lo:hi])
 
 
 # ---------------------------------------------------------------- control plane and launcher (no GPU)

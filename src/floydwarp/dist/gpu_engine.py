@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
-from ..gpu.panel import Arith
+from ..gpu.panel import Arith, band_skip, row_bands
 from ..plan import EngineOutput
 from ..registry import register
 from . import blocks
@@ -177,16 +177,23 @@ class Gpu2D:
 
     def product(self, t, part):
         """``L = min(L, C (x) R)`` outside round t's panels: everywhere (``ALL``), only the
-        parts in round t + 1's panels (``NEXT``), or everything but them (``REST``)."""
+        parts in round t + 1's panels (``NEXT``), or everything but them (``REST``); or on
+        the rows ``part = (start, stop)`` of one of :meth:`row_parts`."""
         if t in self.ready:
             self.main.wait_event(self.ready.pop(t))
-        R, CT, roles = self.panels[t] if part == schedule.NEXT else self.panels.pop(t)
+        banded = isinstance(part, tuple)
+        R, CT, roles = self.panels[t] if part == schedule.NEXT or banded else self.panels.pop(t)
         w = roles["width"]
         cur_r = (roles["local_row"], w) if roles["row_panel"] else None
         cur_c = (roles["local_col"], w) if roles["col_panel"] else None
         L = self.L
         if part == schedule.ALL:
             self._update(L, CT, R, union_skip(cur_r), union_skip(cur_c))
+            return
+        if banded:
+            lo, hi = part
+            self._update(L[lo:hi], CT[:, lo:hi], R, band_skip(union_skip(cur_r), lo // UNIT, hi // UNIT),
+                         union_skip(cur_c))
             return
         nxt = self.part.round_roles(t + 1, self.grid)
         nw = nxt["width"]
@@ -201,6 +208,10 @@ class Gpu2D:
                 self._update(L[:, c0:c0 + nw], CT, R[:, c0:c0 + nw], skip_rows=union_skip(cur_r, nxt_r))
         else:
             self._update(L, CT, R, union_skip(cur_r, nxt_r), union_skip(cur_c, nxt_c))
+
+    def row_parts(self, t):
+        """The last round's phase 3 in bands of this block's rows (``panel.row_bands``)."""
+        return [(band, band) for band in row_bands(self.L.shape[0])]
 
     def comm_seconds(self) -> float:
         """GPU time inside NCCL broadcasts (waiting for the peers included)."""
@@ -244,8 +255,10 @@ def check_plan(plan):
 def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None, on_rounds=None):
     """The whole run of one process: its block built on its GPU by ``source.block``
     (:mod:`floydwarp.dist.blocks`: from an edge list or host rows), the rounds, and
-    (L on the GPU, the partition, the grid, timings, whether a diagonal went negative).
-    ``on_rounds(part, grid)``, if given, is called as the rounds begin."""
+    (L on the GPU, the partition, the grid, timings, metadata).
+    ``on_rounds(part, grid, engine)``, if given, is called as the rounds begin; what it
+    returns is the rounds' ``deliver`` (``schedule.run``: the block's rows as the last round
+    finishes them), or None."""
     import cupy as cp
 
     timings = {}
@@ -264,10 +277,9 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
         timings["setup"] = time.perf_counter() - t0
         control.barrier()
         t1 = time.perf_counter()
-        if on_rounds is not None:
-            on_rounds(part, grid)
+        deliver = None if on_rounds is None else on_rounds(part, grid, engine)
         schedule.run(engine, lookahead=plan.options.get("lookahead", True),
-                     report=plan.report if control.rank == 0 else None)
+                     report=plan.report if control.rank == 0 else None, deliver=deliver)
         dev.synchronize()
         compute = time.perf_counter() - t1
         comm = engine.comm_seconds()
@@ -276,10 +288,15 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
         raise
     timings["compute"] = control.allreduce(compute, "max")
     timings["comm"] = control.allreduce(comm, "max")
-    negative = control.allreduce(blocks.negative_on_diagonal(L, part, grid), "or")
     meta = {"processes": control.size, "grid": [rows, cols], "panel_width": width, "rounds": part.panels,
             "lookahead": bool(plan.options.get("lookahead", True))}
-    return L, part, grid, timings, negative, meta
+    return L, part, grid, timings, meta
+
+
+def negative_anywhere(control: Control, block, part: BlockPartition, grid: ProcessGrid) -> bool:
+    """Whether a diagonal entry of any process's ``block`` (on its GPU or in host memory, at
+    the block's place) went negative."""
+    return control.allreduce(blocks.negative_on_diagonal(block, part, grid), "or")
 
 
 def warm_up(plan):
@@ -332,14 +349,15 @@ def _mpi_gpu(graph, plan, width, grid_shape):
 
         def compute(p):
             with mpi_util.abort_on_error(comm):
-                L, part, grid, timings, _, _ = run(p)
+                L, part, grid, timings, _ = run(p)
                 parts = [output.Part(lo, lo + band.shape[0], c0, c0 + band.shape[1], band)
                          for lo, c0, band in blocks.download_bands(L, part, grid)]
                 return parts, timings
 
         return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
     with mpi_util.abort_on_error(comm):
-        L, part, grid, timings, negative, meta = run(plan)
+        L, part, grid, timings, meta = run(plan)
+        negative = negative_anywhere(control, L, part, grid)
         t = time.perf_counter()
         dist = gather_to_root(comm, L, part, grid, plan.dtype)
         timings["gather"] = time.perf_counter() - t

@@ -22,6 +22,7 @@ all workers have to reach a collective after the first, default 600), ``lookahea
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -159,33 +160,48 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
     """One worker: its block built on GPU ``rank`` (from the shared edges, or from the rows
     of a dense start matrix in the result file), the rounds, its part of the result into the
     file -- by DMA into its rows of the file, which threads page-lock while the rounds run
-    (not before: their driver calls would hold up the block's construction).  Returns timings
-    and facts (small)."""
+    (not before: their driver calls would hold up the block's construction), each band of
+    rows as soon as the last round finishes it (gpu/delivery.py).  Returns timings and facts
+    (small)."""
     import cupy as cp
 
-    from ..gpu import device, transfer
+    from ..gpu import delivery, device, transfer
 
     cp.cuda.Device(rank).use()
     matrix = open_shared(result_path, plan.n, plan.dtype)
-    hosts = []
+    deliveries = []
 
-    def lock_rows(part, grid):
-        r0, r1, _, _ = blocks.real_extent(part, grid)
-        hosts.append(transfer.HostMatrix.over(matrix, (r0, max(r0, r1))))
+    def deliver_rows(part, grid, engine):
+        r0, r1, c0, c1 = blocks.real_extent(part, grid)
+        host = transfer.HostMatrix.over(matrix, (r0, max(r0, r1)))
+        deliveries.append(delivery.Rows(host, engine.L, max(0, r1 - r0), max(0, c1 - c0), at=(r0, c0),
+                                        stream=engine.main))
+        return deliveries[-1]
 
     if edges_spec is not None:
         source = SharedEdges.source(edges_spec)
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
-    L, part, grid, timings, negative, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
-                                                                 grid_shape=grid_shape, on_rounds=lock_rows)
-    t = time.perf_counter()
-    blocks.write_block(L, part, grid, hosts[0])
-    meta["dma_share"] = hosts[0].locked_share()
+    try:
+        L, part, grid, timings, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
+                                                           grid_shape=grid_shape, on_rounds=deliver_rows)
+        t = time.perf_counter()
+        rows = deliveries[0]
+        rows.finish()
+    except BaseException:
+        for rows in deliveries:
+            with contextlib.suppress(Exception):      # the error that stopped the run is the one to see
+                rows.wait()
+        raise
     del L
+    r0, r1, c0, c1 = blocks.real_extent(part, grid)
+    # read where it landed: a read of the GPU's copy would queue behind the block's last copies
+    negative = gpu_engine.negative_anywhere(control, matrix[r0:r1, c0:c1], part, grid)
+    meta["dma_share"] = rows.host.locked_share()
+    meta["gather_overlapped"] = rows.share()
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
     meta["device"] = device.current()["name"]
-    launch.after_reply(functools.partial(_release, hosts, rank))
+    launch.after_reply(functools.partial(_release, [rows.host], rank))
     return {"timings": timings, "negative": negative, "metadata": meta}
 
 

@@ -19,31 +19,35 @@ from .transfer import HostMatrix
 
 
 class Rows:
-    """Deliveries of the leading ``n`` x ``n`` of the (pitched) CuPy matrix ``d`` into ``host``.
+    """Deliveries of the leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``d`` into
+    ``host`` at row and column ``at`` (a multi-GPU worker's block in the shared result), its
+    kernels queued on ``stream`` (the current stream by default).
 
     The schedule hands over a band when its kernel is queued, long before it runs (and
     before the host array's pages are locked): a watcher thread waits for each band's event,
     then sends the band's rows that are page-locked by then."""
 
-    def __init__(self, host: HostMatrix, d, n: int):
+    def __init__(self, host: HostMatrix, d, rows: int, cols: int, at=(0, 0), stream=None):
         import cupy as cp
 
-        self.host, self.d, self.n = host, d, int(n)
+        self.host, self.d, self.rows, self.cols, self.at = host, d, int(rows), int(cols), at
+        self.compute = stream
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.sent: list[tuple[int, int]] = []
+        self.sent: list[tuple[int, int]] = []        # rows of d
         self._bands: queue.SimpleQueue | None = None
         self._watcher: threading.Thread | None = None
         self._error: BaseException | None = None
 
     def __call__(self, rows) -> None:
-        """Send rows ``(start, stop)`` once the work queued so far on the current stream has run."""
+        """Send rows ``(start, stop)`` of ``d`` once the work queued so far on the compute
+        stream has run."""
         import cupy as cp
 
-        lo, hi = max(rows[0], 0), min(rows[1], self.n)
+        lo, hi = max(rows[0], 0), min(rows[1], self.rows)
         if lo >= hi:
             return
         event = cp.cuda.Event(disable_timing=True)
-        event.record()
+        event.record(self.compute)
         if self._watcher is None:
             self._bands = queue.SimpleQueue()
             self._watcher = threading.Thread(target=self._watch, args=(cp.cuda.Device(),), daemon=True)
@@ -53,16 +57,17 @@ class Rows:
     def _watch(self, device) -> None:
         from cupy.cuda import runtime as rt
 
-        out, d = self.host.array, self.d
-        pitch, row_bytes = d.strides[0], self.n * d.itemsize
+        d, (r0, c0) = self.d, self.at
+        out = self.host.array[:, c0:]
+        pitch, row_bytes = d.strides[0], self.cols * d.itemsize
         with device:
             while (band := self._bands.get()) is not None:
                 event, lo, hi = band
                 try:
                     event.synchronize()
-                    ready = self.host.locked_rows(lo, hi)
+                    ready = [(a - r0, b - r0) for a, b in self.host.locked_rows(r0 + lo, r0 + hi)]
                     for a, b in ready:
-                        rt.memcpy2DAsync(out[a:].ctypes.data, out.strides[0], d.data.ptr + a * pitch, pitch,
+                        rt.memcpy2DAsync(out[r0 + a:].ctypes.data, out.strides[0], d.data.ptr + a * pitch, pitch,
                                          row_bytes, b - a, rt.memcpyDeviceToHost, self.stream.ptr)
                     self.sent += ready
                 except BaseException as exc:  # noqa: BLE001 -- raised by wait(), in the caller's thread
@@ -80,13 +85,14 @@ class Rows:
 
     def share(self) -> float:
         """The share of the rows sent before :meth:`finish` (call after :meth:`wait`)."""
-        return sum(b - a for a, b in self.sent) / self.n if self.n else 0.0
+        return sum(b - a for a, b in self.sent) / self.rows if self.rows else 0.0
 
     def finish(self) -> np.ndarray:
         """The host array, once every row is home: waits for the bands sent, copies the rest."""
         self.wait()
-        for lo, hi in unsent(self.sent, self.n):
-            self.host.fill(self.d[lo:hi], hi - lo, self.n, at=(lo, 0))
+        r0, c0 = self.at
+        for lo, hi in unsent(self.sent, self.rows):
+            self.host.fill(self.d[lo:hi], hi - lo, self.cols, at=(r0 + lo, c0))
         return self.host.result()             # the mapping's threads end, also when no fill ran
 
 

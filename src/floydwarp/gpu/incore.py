@@ -240,7 +240,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
         if hosts is not None and pr is None:
-            ctx.deliver = delivery.Rows(hosts[0], d, n)
+            ctx.deliver = delivery.Rows(hosts[0], d, n, n)
         begin, end = cp.cuda.Event(), cp.cuda.Event()
         try:
             begin.record()

@@ -30,6 +30,10 @@ UNIT = 64
 MINPLUS_SHAPE = (4, 4)
 #: shared memory per SM the kernel plans for (H100/H200: 228 KiB, 1 KiB reserved per block)
 SMEM_PER_SM = 227 * 1024
+#: bands of a last round whose rows go home as they finish (:func:`row_bands`): the copy left
+#: after the kernels is one band's.  16 bands at n = 32768 keep ~60 units of the persistent
+#: grid per block (its last wave stays full) while the last band's copy is 5 ms of the 80
+DELIVERY_BANDS = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +159,22 @@ def on(stream):
     import contextlib
 
     return stream if stream is not None else contextlib.nullcontext()
+
+
+def row_bands(rows: int) -> list[tuple[int, int]]:
+    """``rows`` (a multiple of 64) as at most :data:`DELIVERY_BANDS` ranges of whole 64-row units:
+    the bands of a last round whose rows go home as they finish (``schedule.run(deliver=)``)."""
+    if rows <= 0:
+        return []
+    step = -(-rows // (DELIVERY_BANDS * UNIT)) * UNIT
+    return [(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+
+
+def band_skip(skip, lo: int, hi: int) -> tuple[int, int]:
+    """``minplus``'s ``skip_rows = (first, count)`` (64-tiles) of a whole matrix, within the
+    band of its row tiles ``lo .. hi``."""
+    a, b = max(skip[0], lo), min(skip[0] + skip[1], hi)
+    return (a - lo, b - a) if a < b else (0, 0)
 
 
 def minplus(c, at, b, arith: Arith, *, skip_rows=(0, 0), skip_cols=(0, 0), stream=None, blocks=None):

@@ -17,17 +17,13 @@ import numpy as np
 from .. import schedule
 from ..errors import FloydwarpError
 from . import panel, tiles
+from .panel import band_skip, row_bands
 
 #: pivot columns per round by dtype (options["wide_width"] overrides).  H100, n = 16384,
 #: T relax/s at 1024 / 1536 / 2048 / 3072: int16 28.22 / 28.24 / 28.13 / 28.44, int32
 #: 14.51 / 14.55 / 14.56 / 14.58, float32 14.19 / 14.19 / 14.20 / 14.18 (bench/NOTES.md)
 WIDE_WIDTH = {"int16": 3072}
 WIDE_WIDTH_DEFAULT = 2048
-#: the last round's phase 3 runs in this many bands of rows when its rows go home as they
-#: finish (``schedule.run(deliver=)``): the copy left after the last kernel is one band's.
-#: 16 bands of 2048 rows at n = 32768 keep ~60 units of the persistent grid per block
-#: (its last wave stays full) while the copy of the last band is 5 ms of the 80
-DELIVERY_BANDS = 16
 
 
 def width(plan) -> int:
@@ -96,13 +92,5 @@ class Rounds:
                           skip_rows=band_skip(skip, lo // panel.UNIT, hi // panel.UNIT), skip_cols=skip)
 
     def row_parts(self, r):
-        """The last round's phase 3 in :data:`DELIVERY_BANDS` bands of whole 64-row units."""
-        step = -(-self.n_pad // (DELIVERY_BANDS * panel.UNIT)) * panel.UNIT
-        return [((lo, min(lo + step, self.n_pad)),) * 2 for lo in range(0, self.n_pad, step)]
-
-
-def band_skip(skip, lo, hi):
-    """The row tiles ``skip = (first, count)`` of the whole matrix as ``(first, count)``
-    within the band of row tiles ``lo .. hi``."""
-    a, b = max(skip[0], lo), min(skip[0] + skip[1], hi)
-    return (a - lo, b - a) if a < b else (0, 0)
+        """The last round's phase 3 in bands of rows (``panel.row_bands``)."""
+        return [(band, band) for band in row_bands(self.n_pad)]
