@@ -169,7 +169,7 @@ def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None)
 def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
     """Why ``impl`` cannot run this call, or None."""
     if _name(dtype) not in impl.dtypes:
-        return f"{_label(impl)} does not support dtype {dtype.name}; it supports {', '.join(impl.dtypes)}"
+        return f"{_label(impl)} does not support dtype {_name(dtype)}; it supports {', '.join(impl.dtypes)}"
     if predecessors and not impl.predecessors:
         with_pred = ", ".join(i.algorithm for i in algorithms(impl.backend) if i.predecessors)
         return f"{_label(impl)} cannot compute predecessors; these can: {with_pred}"
