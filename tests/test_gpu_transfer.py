@@ -180,6 +180,9 @@ def test_the_last_round_sends_rows_home_as_it_finishes_them(tiny_chunks, monkeyp
     """wide rounds into a host result: each band of the last round goes by DMA behind its
     kernel where its pages are locked (a small pinned result: every band), the rest after
     the kernels; the bytes are the same either way (100 vertices: one round)."""
+    from floydwarp.gpu import delivery
+
+    monkeypatch.setattr(delivery, "EARLY_MIN_BYTES", 0)
     if pinned:
         monkeypatch.setattr(tiny_chunks, "DIRECT_BYTES", 1 << 40)
     else:
@@ -190,6 +193,9 @@ def test_the_last_round_sends_rows_home_as_it_finishes_them(tiny_chunks, monkeyp
     assert isinstance(gpu.dist, np.ndarray) and np.array_equal(gpu.dist, cpu.dist)
     share = gpu.metadata["d2h_overlapped"]
     assert share == 1.0 if pinned else 0.0 <= share <= 1.0
+    monkeypatch.setattr(delivery, "EARLY_MIN_BYTES", 1 << 40)      # a small result: after the kernels
+    again = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype, fast_variant="wide", wide_width=width)
+    assert np.array_equal(again.dist, cpu.dist) and "d2h_overlapped" not in again.metadata
 
 
 @pytest.mark.parametrize("early", [None, (0, 128), (128, 640)])

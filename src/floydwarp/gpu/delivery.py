@@ -17,6 +17,17 @@ import numpy as np
 
 from .transfer import HostMatrix
 
+#: one GPU's results smaller than this come home after the kernels: their whole copy (about
+#: a millisecond at 64 MB) gains less from an early start than the watcher thread costs
+#: (starting and joining it: 0.05-0.25 ms).  A multi-GPU worker's block always goes early:
+#: its job's messages cost tens of milliseconds anyway
+EARLY_MIN_BYTES = 64 << 20
+
+
+def worth_it(nbytes: int) -> bool:
+    """Whether a result of ``nbytes`` should go home during the last round."""
+    return nbytes >= EARLY_MIN_BYTES
+
 
 class Rows:
     """Deliveries of the leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``d`` into

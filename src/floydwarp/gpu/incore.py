@@ -10,7 +10,7 @@ A run (:func:`execute`):
 3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
 4. hand back an n x n matrix: a CuPy array when the input was on the device (or
    ``output="device"``), else a NumPy array (``output="host"`` forces it).  A host result
-   without predecessors starts home during the last round (``Ctx.deliver``, delivery.py)
+   without predecessors (64 MB or more) starts home during the last round (``Ctx.deliver``, delivery.py)
    where the algorithm's rounds leave it in ``d`` (``ctx.rounds(engine, result=True)``).
 
 Timings: "h2d" (building and uploading the start matrix), "setup" (padding and
@@ -239,7 +239,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         if not sizing.to_device:
             hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
-        if hosts is not None and pr is None:
+        if hosts is not None and pr is None and delivery.worth_it(n * n * isz):
             ctx.deliver = delivery.Rows(hosts[0], d, n, n)
         begin, end = cp.cuda.Event(), cp.cuda.Event()
         try:
