@@ -189,9 +189,9 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
         rows = deliveries[0]
         rows.finish()
     except BaseException:
-        for rows in deliveries:
+        for started in deliveries:
             with contextlib.suppress(Exception):      # the error that stopped the run is the one to see
-                rows.wait()
+                started.wait()
         raise
     del L
     r0, r1, c0, c1 = blocks.real_extent(part, grid)

@@ -252,7 +252,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
                 with contextlib.suppress(Exception):   # the error that stopped the run is the one to see
                     ctx.deliver.wait()         # no copy may land in memory let go below
             for host in hosts or ():
-                host.result()                  # unlocks the pages it locked
+                host.result()                  # ends its mapping threads (the pages unlock with the array)
             raise
         compiled = modules.record_stage(timings, "compute", cp.cuda.get_elapsed_time(begin, end) / 1000.0, compiled)
         timings.update(ctx.phase.timings())
