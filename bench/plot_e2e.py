@@ -14,7 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ("prepare", "start", "share", "compile", "h2d", "setup", "compute", "check", "gather", "d2h", "finish")
+ORDER = ("prepare", "start", "share", "compile", "h2d", "setup", "compute", "check", "gather", "dispatch", "d2h",
+         "finish")
 
 
 def bars(spec):

@@ -334,7 +334,7 @@ def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path,
         for a, b in zip(got.edges, want):
             assert np.array_equal(a, b.astype(a.dtype))
     finally:
-        shared.release()
+        shared.release().join()
     assert not Path(shared.path).exists()
 
 
