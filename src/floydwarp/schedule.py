@@ -27,8 +27,7 @@ With ``deliver`` (a function of ``(start, stop)`` rows), an engine that defines
 ``row_parts`` runs its last round's phase 3 band by band and hands each band's rows, final
 once its product is issued, to ``deliver``: the result goes home while the bands after it
 still compute (on a GPU, ``deliver`` hands the band to a thread that copies it once its
-kernel ends).  Earlier
-rounds finish no row: every round updates every cell.
+kernel ends).  Earlier rounds finish no row: every round updates every cell.
 
 With lookahead, round ``r``'s phase 3 first updates the tiles round ``r + 1`` pivots on,
 then runs round ``r + 1``'s phases 1-2 and broadcast, and only then the rest, so the next

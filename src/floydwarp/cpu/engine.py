@@ -212,8 +212,6 @@ class BlockedWarmUp:
     def __init__(self, dtype, pred, tiled, unpack):
         self.key = ("blocked", dtype, pred, tiled, unpack)
         self.unpack, self.helper = unpack, None
-        if self.key in _warm:
-            return
         d, p, inf = _tiny(dtype, pred)
         k = 2 if tiled else 1
         self.t = np.tile(d, (k, k, 1, 1))
@@ -222,14 +220,12 @@ class BlockedWarmUp:
 
     def start_helper(self):
         """Fork a helper compiling the phase 2-3 kernel when it is needed and not cached."""
-        if self.key not in _warm and self.tiles.crew is not None:
+        if self.tiles.crew is not None:
             from . import ahead
 
             self.helper = ahead.start([self.tiles.crew.call(0, False)])
 
     def run(self):
-        if self.key in _warm:
-            return
         self.tiles.close_pivot(0)          # phase 1 and unpacking while the helper compiles
         for tiles in (self.t, self.p) if self.unpack else ():
             if tiles is not None:

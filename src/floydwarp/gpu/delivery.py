@@ -24,11 +24,6 @@ from .transfer import HostMatrix
 EARLY_MIN_BYTES = 64 << 20
 
 
-def worth_it(nbytes: int) -> bool:
-    """Whether a result of ``nbytes`` should go home during the last round."""
-    return nbytes >= EARLY_MIN_BYTES
-
-
 class Rows:
     """Deliveries of the leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``d`` into
     ``host`` at row and column ``at`` (a multi-GPU worker's block in the shared result), its

@@ -239,7 +239,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         if not sizing.to_device:
             hosts = [transfer.HostMatrix((n, n), dt, lock=True) for dt in [dtype] + [np.int32] * plan.predecessors]
         ctx = Ctx(cp, d, pr, lay, plan)
-        if hosts is not None and pr is None and delivery.worth_it(n * n * isz):
+        if hosts is not None and pr is None and n * n * isz >= delivery.EARLY_MIN_BYTES:
             ctx.deliver = delivery.Rows(hosts[0], d, n, n)
         begin, end = cp.cuda.Event(), cp.cuda.Event()
         try:
