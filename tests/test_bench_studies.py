@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from floydwarp import registry
 from floydwarp.bench import STUDIES, BenchConfig, results, view
@@ -19,8 +18,10 @@ from floydwarp.bench.studies import common, sizes
 from floydwarp.cli.app import app
 from floydwarp.cpu.reference import numpy_loop
 
+from cli_runner import cli_runner
+
 pytest.importorskip("matplotlib")
-runner = CliRunner()
+runner = cli_runner()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 REPRODUCIBILITY = ("command", "argv", "seed", "floydwarp", "python", "numpy", "scipy", "numba", "cpu", "cpu_mhz",
                    "gpus", "gpu_clocks", "memory", "timestamp")

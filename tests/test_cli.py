@@ -1,4 +1,4 @@
-"""The command line, through Typer's runner (and one real `python -m floydwarp`)."""
+"""The command line, through Click's runner (and one real `python -m floydwarp`)."""
 from __future__ import annotations
 
 import json
@@ -6,18 +6,21 @@ import re
 import subprocess
 import sys
 
+import click
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import floydwarp as fw
 import floydwarp.io
 from floydwarp import registry
 from floydwarp.checksum import checksum
+from floydwarp.cli import COMMANDS
 from floydwarp.cli.app import app
 from floydwarp.cpu.reference import numpy_loop
 
-runner = CliRunner()
+from cli_runner import cli_runner
+
+runner = cli_runner()
 
 #: tests that read or write graph/result files need the io engineer's floydwarp.io functions
 needs_io = pytest.mark.skipif(
@@ -126,7 +129,8 @@ def test_vectorize_picks_the_vec_variant(fake_gpu):
 
 # ---------------------------------------------------------------- user errors: one line, exit 2
 def test_bad_flag():
-    assert_user_error(run("solve", "-g", 10, "--bogus"), "No such option: --bogus", "floydwarp solve --help")
+    # Click's wording varies ("No such option: --bogus" before 8.2, "No such option '--bogus'." after)
+    assert_user_error(run("solve", "-g", 10, "--bogus"), "No such option", "--bogus", "floydwarp solve --help")
     assert_user_error(run("nosuchcommand"), "nosuchcommand")
 
 
@@ -211,7 +215,128 @@ def test_info():
 
 def test_version():
     r = run("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"floydwarp {fw.__version__}" and r.stderr == ""
+    r = run("--version", "solve", "--bogus")                # eager: before the command is even parsed
     assert r.exit_code == 0 and r.stdout.strip() == f"floydwarp {fw.__version__}"
+
+
+# ---------------------------------------------------------------- help, bare call, ranges, paths
+def test_bare_call_prints_the_help_on_stderr():
+    r = run()
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith("Usage: floydwarp [OPTIONS] COMMAND [ARGS]...")
+    listed = re.findall(r"^  ([a-z]+)  ", r.stderr.split("Commands:")[1], re.M)
+    assert listed == list(COMMANDS)                        # in COMMANDS' order, not sorted
+
+
+def squashed(text: str) -> str:
+    """Text without its whitespace: help wraps lines at spaces and after hyphens."""
+    return re.sub(r"\s", "", text)
+
+
+@pytest.mark.parametrize("command_name", COMMANDS)
+def test_help_of_every_command_shows_every_parameter(command_name):
+    command = app.commands[command_name]
+    for flag in ("-h", "--help"):
+        r = run(command_name, flag)
+        assert r.exit_code == 0 and r.stderr == "", r.output
+        usage = r.stdout.splitlines()[0]
+        assert usage.startswith(f"Usage: floydwarp {command_name} [OPTIONS]") and "{" not in usage
+        assert squashed(r.stdout).count(squashed(command.help)) == 1
+        for param in command.params:
+            if isinstance(param, click.Argument):                # in the usage and in the Arguments list
+                name = (param.metavar or param.name.upper()).strip("[].")
+                listed = squashed(r.stdout.split("Arguments:")[1].split("Options:")[0])
+                assert name in usage and re.search(rf"{name}\S{{0,3}}{re.escape(squashed(param.description))}",
+                                                   listed), (command_name, name)
+            else:
+                for opt in param.opts + param.secondary_opts:
+                    assert re.search(rf"^  (\S+(, | / ))*{re.escape(opt)}\b", r.stdout, re.M), (command_name, opt)
+        if command.epilog:
+            assert squashed(command.epilog) in squashed(r.stdout)
+
+
+def test_help_shows_defaults_and_ranges():
+    text = " ".join(run("solve", "--help").stdout.split())
+    assert "[default: 25.0; 0<=x<=100]" in text and "[default: 0; x>=0]" in text and "[default: 1,16]" in text
+    assert "[default: auto]" in text and "Mirror every edge (i, j) to (j, i). --dtype" in text   # no default for flags
+    text = " ".join(run("bench", "--help").stdout.split())
+    assert "[default: run]" in text and "[default: scipy]" in text and "[default: 3; x>=1]" in text
+    text = " ".join(run("generate", "--help").stdout.split())
+    assert "Number of vertices. [required]" in text and "-o, --output FILE" in text
+
+
+@pytest.mark.parametrize("args, option, bound", [
+    (["solve", "-g", -1], "--generate", "x>=0"),
+    (["solve", "-g", 5, "-p", 100.5], "--percent", "0<=x<=100"),
+    (["solve", "-g", 5, "-p", -1], "--percent", "0<=x<=100"),
+    (["solve", "-g", 5, "-s", -1], "--seed", "x>=0"),
+    (["solve", "-g", 5, "--potential", -1], "--potential", "x>=0"),
+    (["solve", "-g", 5, "--threads", 0], "--threads", "x>=1"),
+    (["solve", "-g", 5, "--gpus", 0], "--gpus", "x>=1"),
+    (["solve", "-g", 5, "--checkpoint-every", -1], "--checkpoint-every", "x>=0"),
+    (["generate", 5, "-o", "g.gr", "-p", 101], "--percent", "0<=x<=100"),
+    (["bench", "--n", 0], "--n", "x>=1"),
+    (["bench", "-r", 0], "--repeats", "x>=1"),
+    (["bench", "--scipy-max-n", 0], "--scipy-max-n", "x>=1"),
+    (["bench", "sizes", "--max-seconds", -1], "--max-seconds", "x>=0"),
+    (["metrics", "--top", -1, __file__], "--top", "x>=0"),
+    (["batch", __file__, "-o", "b.npz", "--max-n", -1], "--max-n", "x>=0"),
+    (["batch", __file__, "-o", "b.npz", "--max-distance", -0.5], "--max-distance", "x>=0"),
+])
+def test_out_of_range_values(args, option, bound):
+    assert_user_error(run(*args), "Invalid value for", option, bound)
+
+
+def test_range_bounds_are_inclusive():
+    for args in (["-g", 0], ["-g", 6, "-p", 0], ["-g", 6, "-p", 100, "-s", 0, "--potential", 0]):
+        r = run("solve", *args, "--backend", "reference")
+        assert r.exit_code == 0, r.output
+    assert fields(run("solve", "-g", 6, "-p", 100, "--backend", "reference").stdout)["edges"] == "30"
+
+
+def test_bad_types_and_missing_values():
+    assert_user_error(run("solve", "-g", "abc"), "--generate", "abc")
+    assert_user_error(run("solve", "-g", 5, "-p", "many"), "--percent", "many")
+    assert_user_error(run("solve", "-g"), "-g")
+    assert_user_error(run("generate", 5), "Missing option", "--output")
+    assert_user_error(run("generate", "-o", "g.gr"), "Missing argument", "N")
+    assert_user_error(run("path", "r.npz", 0), "Missing argument", "V")
+    assert_user_error(run("report"), "Missing argument", "RESULTS")
+    assert_user_error(run("batch", "-o", "b.npz"), "Missing argument", "INPUT")
+    assert_user_error(run("query", "r.npz", "--to", 3), "--to needs --from")
+
+
+def test_path_checks(tmp_path):
+    missing, folder = tmp_path / "missing.gr", tmp_path / "folder"
+    folder.mkdir()
+    for args in (["solve", missing], ["metrics", missing], ["report", missing], ["batch", missing, "-o", "b.npz"],
+                 ["bench", "--ceilings", missing], ["solve", "-g", 5, "--workdir", missing],
+                 ["solve", "-g", 5, "--resume", missing]):
+        assert_user_error(run(*args), "does not exist", str(missing))
+    for args in (["solve", folder], ["metrics", folder], ["solve", "-g", 5, "-o", folder],
+                 ["generate", 5, "-o", folder], ["batch", __file__, "-o", folder], ["bench", "--json", folder],
+                 ["bench", "--ceilings", folder], ["report", tmp_path, "-o", folder]):
+        assert_user_error(run(*args), "is a directory", str(folder))
+    for args in (["solve", "-g", 5, "--workdir", __file__], ["solve", "-g", 5, "--checkpoint", __file__],
+                 ["bench", "--out", __file__]):
+        assert_user_error(run(*args), "is a file", __file__)
+
+
+@pytest.mark.parametrize("raised, status, line", [
+    (OSError(28, "No space left on device", "g.gr"), 1, "error: No space left on device: g.gr"),
+    (MemoryError(), 1, "error: out of memory: try a narrower --dtype"),
+    (KeyboardInterrupt(), 1, "error: aborted"),
+    (fw.FloydwarpError("bad graph"), 2, "error: bad graph"),
+])
+def test_errors_from_the_command_body(monkeypatch, tmp_path, raised, status, line):
+    def write_graph(graph, path):
+        raise raised
+
+    monkeypatch.setattr(floydwarp.io, "write_graph", write_graph)
+    r = run("generate", 5, "-o", tmp_path / "g.gr")
+    assert r.exit_code == status and r.stdout == "", r.output
+    assert r.stderr.strip().splitlines()[-1].startswith(line), r.stderr
 
 
 def test_bench_writes_json_with_scipy(tmp_path):
@@ -255,7 +380,7 @@ def test_max_gpu_memory_sizes():
     assert parse_bytes("4GB", "x") == 4 * 10 ** 9 and parse_bytes("4e9", "x") == 4 * 10 ** 9
     assert parse_bytes("512MiB", "x") == parse_bytes("512M", "x") == 512 * 2 ** 20
     result = run("solve", "--generate", "10", "--max-gpu-memory", "lots")
-    assert result.exit_code == 2 and "4GB" in result.output
+    assert result.exit_code == 2 and "4GB" in result.stderr
 
 
 # ------------------------------------------------------------------ issue 25

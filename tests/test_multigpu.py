@@ -406,13 +406,12 @@ def test_mpi_control_collectives():
 
 
 def test_cli_gpus_refuses_distributed():
-    from typer.testing import CliRunner
-
+    from cli_runner import cli_runner
     from floydwarp.cli.app import app
 
-    out = CliRunner().invoke(app, ["solve", "-g", "10", "--gpus", "2", "--distributed"])
+    out = cli_runner().invoke(app, ["solve", "-g", "10", "--gpus", "2", "--distributed"])
     assert out.exit_code == 2
-    assert "--gpus starts its own worker per GPU" in out.output
+    assert "--gpus starts its own worker per GPU" in out.stderr
 
 
 # ---------------------------------------------------------------- on GPUs

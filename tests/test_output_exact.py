@@ -24,17 +24,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
-from typer.testing import CliRunner
 
 import floydwarp as fw
 import floydwarp.io as fio
 from floydwarp import nx_backend
 from floydwarp.checksum import checksum
 from floydwarp.cli.app import app
+from cli_runner import cli_runner
 from plain_outputs import (CASES, DTYPES, HOMEWORK_INF, INF, cells, checksum_bytes, dense_bytes, edge_arrays,
                            fletcher16, homework_bytes, npy_bytes, plain_distances, query_json)
 
-runner = CliRunner()
+runner = cli_runner()
 
 
 # ---------------------------------------------------------------------- floydwarp's answers

@@ -7,7 +7,6 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import floydwarp as fw
 import floydwarp.cli.path  # noqa: F401  (registers the command)
@@ -15,7 +14,9 @@ import floydwarp.cli.query  # noqa: F401
 import floydwarp.io as fio
 from floydwarp.cli.app import app
 
-runner = CliRunner()
+from cli_runner import cli_runner
+
+runner = cli_runner()
 
 
 def random_digraph(seed, n=14, p=0.25, low=0, high=9, potential=0):
@@ -236,24 +237,24 @@ def invoke(*args):
 def test_path_command(saved, result_name):
     out = invoke("path", saved / result_name, 1, 3)
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines() == ["from: 1", "to: 3", "distance: 6", "route: 1 -> 2 -> 3"]
+    assert out.stdout.splitlines() == ["from: 1", "to: 3", "distance: 6", "route: 1 -> 2 -> 3"]
     out = invoke("path", saved / result_name, 3, 1)
-    assert out.exit_code == 0 and "distance: unreachable" in out.output
+    assert out.exit_code == 0 and "distance: unreachable" in out.stdout
     out = invoke("path", saved / result_name, 5, 5)
-    assert out.exit_code == 0 and "distance: through a negative cycle" in out.output
+    assert out.exit_code == 0 and "distance: through a negative cycle" in out.stdout
 
 
 def test_query_command(saved):
     out = invoke("query", saved / "g.npz", "--from", 4, "--to", 3, "--json")
     assert out.exit_code == 0
-    assert json.loads(out.output) == {"from": 4, "to": 3, "status": "ok", "distance": 8, "route": [4, 1, 2, 3]}
+    assert json.loads(out.stdout) == {"from": 4, "to": 3, "status": "ok", "distance": 8, "route": [4, 1, 2, 3]}
     out = invoke("query", saved / "g.npz", "--all-from", 4)
     assert out.exit_code == 0
-    lines = out.output.splitlines()
+    lines = out.stdout.splitlines()
     assert lines[0] == "from: 4" and lines[1].split() == ["target", "distance", "route"]
     rows = {line.split()[0]: line.split(None, 2)[1:] for line in lines[2:]}
     assert rows["3"] == ["8", "4 -> 1 -> 2 -> 3"] and rows["4"] == ["0", "4"] and rows["5"] == ["unreachable"]
-    table = json.loads(invoke("query", saved / "g.npz", "--from", 1, "--json").output)
+    table = json.loads(invoke("query", saved / "g.npz", "--from", 1, "--json").stdout)
     assert [t["status"] for t in table["targets"]] == ["ok", "ok", "ok", "unreachable", "unreachable"]
 
 

@@ -1,7 +1,7 @@
 """The ``floydwarp`` command line.
 
 Each subcommand is one module of this package that registers its command on
-the shared Typer app (:mod:`floydwarp.cli.app`) when imported.  Adding a
+the shared Click group (:mod:`floydwarp.cli.app`) when imported.  Adding a
 subcommand is one module and one name in ``COMMANDS``.
 """
 from __future__ import annotations
@@ -28,12 +28,10 @@ for _name in COMMANDS:
 
 def main(argv=None):
     """Entry point of the ``floydwarp`` script (and ``python -m floydwarp``)."""
-    from typer.main import get_command
-
-    from .app import app
+    from .app import PROG, app
 
     try:
-        return get_command(app).main(args=argv, prog_name="floydwarp")
+        return app.main(args=argv, prog_name=PROG)
     finally:
         # The process ends here: keep the objects alive now (Numba's compiler alone makes
         # about a million) out of the interpreter's final full collection, which took

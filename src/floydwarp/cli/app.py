@@ -1,4 +1,4 @@
-"""The Typer app every subcommand registers on, plus shared options and error handling.
+"""The Click group every subcommand registers on, plus shared options and error handling.
 
 Errors: every user error -- a bad flag or value (Click's usage errors), a
 :class:`floydwarp.FloydwarpError` raised by the library -- is printed as one
@@ -12,22 +12,15 @@ from __future__ import annotations
 import shlex
 import sys
 import warnings
-from typing import Annotated
 
-import typer
-from typer.core import TyperGroup
+import click
 
 from ..errors import FloydwarpError
 
-# Typer >= 0.26 carries its own copy of Click (typer._click); older Typers use
-# click itself.  Take the exception classes from wherever typer.BadParameter lives.
-_click_exceptions = sys.modules[typer.BadParameter.__module__]
-ClickException = _click_exceptions.ClickException
-UsageError = _click_exceptions.UsageError
-_NoArgsIsHelp = getattr(_click_exceptions, "NoArgsIsHelpError", ())
-
 PROG = "floydwarp"
 _invocation: list[str] = [PROG]
+#: exit status of a bare ``floydwarp`` (the help, on stderr): a call that did nothing
+NO_COMMAND_EXIT_CODE = 2
 
 
 def command_line() -> str:
@@ -36,15 +29,55 @@ def command_line() -> str:
 
 
 def error(message: str) -> None:
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
 
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
-    typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+    click.echo(f"warning: {' '.join(str(message).split())}", err=True)
 
 
-class _Group(TyperGroup):
+class Argument(click.Argument):
+    """A positional argument with a description, listed under 'Arguments' in its command's help.
+
+    Click before 8.5 takes no help text for arguments; keeping ours apart from Click's
+    ``help`` prints the same section on every Click.
+    """
+
+    def __init__(self, param_decls, *, description: str, **attrs):
+        super().__init__(param_decls, **attrs)
+        self.description = description
+        self.shown_default = attrs.get("default")   # Click >= 8.3 holds an absent default as a sentinel
+
+    def help_record(self, ctx: click.Context) -> tuple[str, str]:
+        default = self.shown_default
+        extra = "required" if self.required else None if default is None else f"default: {default}"
+        return " ".join(self.get_usage_pieces(ctx)), self.description + (f"  [{extra}]" if extra else "")
+
+
+class _Command(click.Command):
+    """Lists the arguments, with their descriptions, above the options."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [p.help_record(ctx) for p in self.get_params(ctx) if isinstance(p, Argument)]
+        if rows:
+            with formatter.section("Arguments"):
+                formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
+
+
+class _Group(click.Group):
     """Runs a command and turns every user error into one line on stderr."""
+
+    command_class = _Command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)                   # registration order (COMMANDS), not sorted
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:                                 # bare `floydwarp`: the help, not an error line
+            click.echo(ctx.get_help(), err=True, color=ctx.color)
+            ctx.exit(NO_COMMAND_EXIT_CODE)
+        return super().parse_args(ctx, args)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         args = sys.argv[1:] if args is None else list(args)
@@ -52,21 +85,18 @@ class _Group(TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            # Non-standalone: errors come back to us; a typer.Exit(code) comes back as its code.
+            # Non-standalone: errors come back to us; a ctx.exit(code) comes back as its code.
             with warnings.catch_warnings():           # restores showwarning for in-process callers
                 warnings.showwarning = _warning_line
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except _NoArgsIsHelp as exc:               # bare `floydwarp`: the help, not an error line
-            exc.show()
-            sys.exit(exc.exit_code)
-        except ClickException as exc:
+        except click.ClickException as exc:
             message = exc.format_message()
             ctx = getattr(exc, "ctx", None)
             if ctx is not None:
                 message += f" (see '{ctx.command_path} --help')"
             error(message)
             sys.exit(exc.exit_code)
-        except typer.Abort:
+        except click.Abort:
             error("aborted")
             sys.exit(1)
         except FloydwarpError as exc:
@@ -81,48 +111,48 @@ class _Group(TyperGroup):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-app = typer.Typer(
-    name=PROG,
-    cls=_Group,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-
-
-def _version(value: bool):
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
         from .. import __version__
-        typer.echo(f"floydwarp {__version__}")
-        raise typer.Exit()
+        click.echo(f"{PROG} {__version__}")
+        ctx.exit()
 
 
-@app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False):
+@click.group(PROG, cls=_Group, context_settings={
+    "help_option_names": ["-h", "--help"], "max_content_width": 100, "show_default": True})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print the version and exit.")
+def app():
     """All-pairs shortest paths by Floyd-Warshall, on the CPU or a GPU."""
 
 
 # ---------------------------------------------------------------- shared options
 # Graph generation, shared by `solve --generate` and `generate`.
-Percent = Annotated[float, typer.Option(
-    "--percent", "-p", metavar="P", min=0, max=100,
-    help="Edge percentage 0..100: each ordered pair is an edge with this chance.")]
-Seed = Annotated[int, typer.Option("--seed", "-s", metavar="S", min=0, help="Random generator seed.")]
-Weights = Annotated[str, typer.Option(
-    "--weights", metavar="LO,HI",
-    help="Inclusive range of the integer edge weights; a negative LO gives negative weights (and, in dense "
-         "graphs, negative cycles).")]
-Potential = Annotated[int, typer.Option(
-    "--potential", min=0, metavar="H",
-    help="Add h(u) - h(v) to each edge (u, v), h drawn in 0..H: negative weights but no negative cycle.")]
-Undirected = Annotated[bool, typer.Option("--undirected", help="Mirror every edge (i, j) to (j, i).")]
-
-GENERATION_OPTIONS = ("percent", "seed", "weights", "potential", "undirected")
 DEFAULT_PERCENT = 25.0
 DEFAULT_WEIGHTS = "1,16"
+
+percent_option = click.option(
+    "--percent", "-p", metavar="P", type=click.FloatRange(0, 100), default=DEFAULT_PERCENT,
+    help="Edge percentage 0..100: each ordered pair is an edge with this chance.")
+seed_option = click.option("--seed", "-s", metavar="S", type=click.IntRange(min=0), default=0,
+                           help="Random generator seed.")
+_weights_option = click.option(
+    "--weights", metavar="LO,HI", default=DEFAULT_WEIGHTS,
+    help="Inclusive range of the integer edge weights; a negative LO gives negative weights (and, in dense "
+         "graphs, negative cycles).")
+_potential_option = click.option(
+    "--potential", metavar="H", type=click.IntRange(min=0), default=0,
+    help="Add h(u) - h(v) to each edge (u, v), h drawn in 0..H: negative weights but no negative cycle.")
+_undirected_option = click.option("--undirected", is_flag=True, help="Mirror every edge (i, j) to (j, i).")
+
+GENERATION_OPTIONS = ("percent", "seed", "weights", "potential", "undirected")
+
+
+def generation_options(command):
+    """-p, -s, --weights, --potential and --undirected, in that order in the help."""
+    for option in reversed((percent_option, seed_option, _weights_option, _potential_option, _undirected_option)):
+        command = option(command)
+    return command
 
 
 def parse_weights(text: str) -> tuple[int, int]:
@@ -130,7 +160,7 @@ def parse_weights(text: str) -> tuple[int, int]:
     try:
         return int(lo), int(hi)
     except ValueError:
-        raise typer.BadParameter(f"expected two integers LO,HI (like 1,16), got {text!r}",
+        raise click.BadParameter(f"expected two integers LO,HI (like 1,16), got {text!r}",
                                  param_hint="'--weights'") from None
 
 
@@ -138,10 +168,10 @@ def parse_sizes(text: str, option: str) -> list[int]:
     try:
         values = [int(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise typer.BadParameter(f"expected integers separated by commas, got {text!r}",
+        raise click.BadParameter(f"expected integers separated by commas, got {text!r}",
                                  param_hint=f"'{option}'") from None
     if not values or min(values) < 1:
-        raise typer.BadParameter(f"expected positive integers separated by commas, got {text!r}",
+        raise click.BadParameter(f"expected positive integers separated by commas, got {text!r}",
                                  param_hint=f"'{option}'")
     return values
 
@@ -160,10 +190,10 @@ def parse_bytes(text: str, option: str) -> int:
     try:
         value = float(number) * _BYTE_UNITS[unit]
     except (ValueError, KeyError):
-        raise typer.BadParameter(f"expected a size like 4GB, 512MiB or 4e9, got {text!r}",
+        raise click.BadParameter(f"expected a size like 4GB, 512MiB or 4e9, got {text!r}",
                                  param_hint=f"'{option}'") from None
     if value < 1:
-        raise typer.BadParameter(f"expected a positive size, got {text!r}", param_hint=f"'{option}'")
+        raise click.BadParameter(f"expected a positive size, got {text!r}", param_hint=f"'{option}'")
     return int(value)
 
 

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+import click
 
-import typer
-
-from .app import UsageError, app
+from .app import Argument, app
 
 
 @app.command(short_help="Solve many small graphs at once (graph learning, chemistry) into one .npz.", epilog=(
@@ -16,25 +14,21 @@ from .app import UsageError, app
     "holds dist (B, N, N; unreachable and padding at the dtype's INF: inf, or 255 for uint8), sizes, "
     "negative_cycle and, with --predecessors, pred; floydwarp.BatchResult.load reads it.  Example: floydwarp "
     "batch mols.npz --unweighted --max-distance 20 -o spatial.npz"))
-def batch(
-    ctx: typer.Context,
-    inputs: Annotated[list[Path], typer.Argument(
-        metavar="INPUT...", exists=True, dir_okay=False, show_default=False,
-        help="Graph files, or one .npz batch.")],
-    output: Annotated[Path, typer.Option(
-        "--output", "-o", metavar="FILE.npz", dir_okay=False, show_default=False, help="The .npz to write.")],
-    dtype: Annotated[str, typer.Option("--dtype", metavar="TYPE",
-                                       help="auto, uint8, int16, int32, int64, float32 or float64.")] = "auto",
-    backend: Annotated[str, typer.Option("--backend", metavar="NAME", help="auto, cpu or gpu.")] = "auto",
-    unweighted: Annotated[bool, typer.Option("--unweighted", help="Every edge weighs 1: hop counts.")] = False,
-    max_distance: Annotated[Optional[float], typer.Option(
-        "--max-distance", metavar="D", min=0, show_default=False,
-        help="Store reachable distances above D as D (Graphormer's spatial encoding).")] = None,
-    max_n: Annotated[Optional[int], typer.Option(
-        "--max-n", metavar="N", min=0, show_default=False, help="Pad to N vertices (default: the largest graph).")] = None,
-    predecessors: Annotated[bool, typer.Option("--predecessors", help="Also write the predecessors (pred).")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars.")] = True,
-):
+@click.argument("inputs", cls=Argument, metavar="INPUT...", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                description="Graph files, or one .npz batch.")
+@click.option("--output", "-o", metavar="FILE.npz", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The .npz to write.")
+@click.option("--dtype", metavar="TYPE", default="auto", help="auto, uint8, int16, int32, int64, float32 or float64.")
+@click.option("--backend", metavar="NAME", default="auto", help="auto, cpu or gpu.")
+@click.option("--unweighted", is_flag=True, help="Every edge weighs 1: hop counts.")
+@click.option("--max-distance", metavar="D", type=click.FloatRange(min=0),
+              help="Store reachable distances above D as D (Graphormer's spatial encoding).")
+@click.option("--max-n", metavar="N", type=click.IntRange(min=0), help="Pad to N vertices (default: the largest graph).")
+@click.option("--predecessors", is_flag=True, help="Also write the predecessors (pred).")
+@click.option("--progress/--no-progress", default=True, help="Progress bars.")
+@click.pass_context
+def batch(ctx, inputs, output, dtype, backend, unweighted, max_distance, max_n, predecessors, progress):
     """Solve many small graphs at once and write their padded distances to one .npz."""
     from tqdm.auto import tqdm
 
@@ -42,7 +36,7 @@ def batch(
     from ..io import read_graph
 
     if output.suffix.lower() != ".npz":
-        raise UsageError(f"the output must be a .npz file, got {output}", ctx)
+        raise click.UsageError(f"the output must be a .npz file, got {output}", ctx)
     if len(inputs) == 1 and inputs[0].suffix.lower() == ".npz":
         graphs = GraphBatch.load(inputs[0])
     else:
@@ -56,7 +50,7 @@ def batch(
     r.save(output, inputs=inputs)
     n = r.dist.shape[1]
     cycles = int(r.negative_cycle.sum())
-    typer.echo(f"solved {len(r):,} graphs (n <= {n}) on {r.backend} in {seconds:.3g} s: "
+    click.echo(f"solved {len(r):,} graphs (n <= {n}) on {r.backend} in {seconds:.3g} s: "
                f"{len(r) / seconds if seconds else 0:,.0f} graphs/s, {r.relaxations / seconds if seconds else 0:.3g} "
                f"relax/s, dtype {r.dtype.name}" + (f", {cycles} with a negative cycle" if cycles else ""))
-    typer.echo(f"wrote {output}")
+    click.echo(f"wrote {output}")

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+import click
+from click.core import ParameterSource
 
-import typer
-
-from .app import Percent, Seed, UsageError, app, command_line, parse_sizes, split_names
+from .app import Argument, app, command_line, parse_sizes, percent_option, seed_option, split_names
 
 #: one line per study for --help (the modules in floydwarp.bench.studies say more)
 STUDY_HELP = {
@@ -71,7 +70,7 @@ def parse_options(values) -> dict:
     for item in values or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--option'")
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--option'")
         options[key.strip()] = parse_value(value.strip())
     return options
 
@@ -80,7 +79,7 @@ def parse_sweep(text: str) -> dict:
     name, sep, values = text.partition("=")
     name = name.strip().replace("-", "_")
     if not sep or not name or not values:
-        raise typer.BadParameter(f"expected NAME=V,V,... (like R=1,2,4,8 or block_size=32,64), got {text!r}",
+        raise click.BadParameter(f"expected NAME=V,V,... (like R=1,2,4,8 or block_size=32,64), got {text!r}",
                                  param_hint="'--sweep'")
     return {"name": name, "values": [parse_value(v) for v in values.replace(" ", "").split(",") if v]}
 
@@ -89,9 +88,9 @@ def parse_floats(text: str, option: str) -> list[float]:
     try:
         values = [float(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise typer.BadParameter(f"expected numbers separated by commas, got {text!r}", param_hint=f"'{option}'") from None
+        raise click.BadParameter(f"expected numbers separated by commas, got {text!r}", param_hint=f"'{option}'") from None
     if not values or min(values) <= 0:
-        raise typer.BadParameter(f"expected positive numbers separated by commas, got {text!r}",
+        raise click.BadParameter(f"expected positive numbers separated by commas, got {text!r}",
                                  param_hint=f"'{option}'")
     return values
 
@@ -105,122 +104,102 @@ def parse_floats(text: str, option: str) -> list[float]:
     "the JSON.  Examples: floydwarp bench sizes --sizes 256,512,1024,2048 -a all;  floydwarp bench kernels "
     "--n 8192;  floydwarp bench block-size --backend gpu -a pseudo-blocked --sweep R=1,2,4,8;  floydwarp bench "
     "budget --budgets 2,60;  floydwarp bench scaling --ranks 1,2,4 --n 1024."))
-def bench(
-    ctx: typer.Context,
-    study: Annotated[str, typer.Argument(
-        metavar="STUDY", help=f"What to measure.  {_study_list()}.")] = "run",
-    backend: Annotated[Optional[list[str]], typer.Option(
-        "--backend", metavar="NAME", show_default=False,
-        help="Backend to time (repeat or comma-separate; default: those --backend auto can pick; kernels: gpu; "
-             "threads: cpu; scaling: mpi).")] = None,
-    algorithm: Annotated[Optional[list[str]], typer.Option(
-        "--algorithm", "-a", metavar="NAME", show_default=False,
-        help="Algorithm (repeat or comma-separate; auto: each backend's default; all: every one).  Default: auto "
-             "for run and budget, all for sizes and kernels, the blocked ones for block-size, blocked and rows "
-             "for threads, blocked-2d and rows for scaling.")] = None,
-    sizes: Annotated[Optional[str], typer.Option(
-        "--sizes", metavar="N,N,...", show_default=False,
-        help="Vertex counts (run, sizes, block-size, breakdown; default 256,512,1024,2048).")] = None,
-    n: Annotated[Optional[int], typer.Option(
-        "--n", metavar="N", min=1, show_default=False,
-        help="The one size of kernels (default 8192 on a GPU, 1024 on the CPU), block-size (same), threads "
-             "(2048), scaling (n at one rank; default 1024) and the start of budget's doubling (256).")] = None,
-    dtype: Annotated[Optional[list[str]], typer.Option(
-        "--dtype", metavar="TYPE", show_default=False, help="Distance type (repeat or comma-separate; default int32).")] = None,
-    block_size: Annotated[Optional[str], typer.Option(
-        "--block-size", "-b", metavar="B,B,...", show_default=False,
-        help="Tile sizes: several for run and block-size (its sweep), one for the others (default: each "
-             "implementation's own).")] = None,
-    sweep: Annotated[Optional[str], typer.Option(
-        "--sweep", metavar="NAME=V,V,...", show_default=False,
-        help="block-size: sweep this plan option instead of the tile size, e.g. R=1,2,4,8 (gpu pseudo-blocked) "
-             "or threads_per_block=64,128,256,512 (gpu work-per-thread, grid-sync).")] = None,
-    option: Annotated[Optional[list[str]], typer.Option(
-        "--option", "-O", metavar="KEY=VALUE", show_default=False,
-        help="A backend option passed to every solve (repeatable), e.g. -O R=8 or -O output=host.")] = None,
-    threads: Annotated[Optional[str], typer.Option(
-        "--threads", metavar="T[,T...]", show_default=False,
-        help="CPU threads (default: all); threads study: the counts to try (default 1..cores); scaling: per "
-             "rank (default 1).")] = None,
-    ranks: Annotated[Optional[str], typer.Option(
-        "--ranks", metavar="P,P,...", show_default=False, help="scaling: MPI process counts (default 1,2,4).")] = None,
-    mode: Annotated[Optional[list[str]], typer.Option(
-        "--mode", metavar="strong|weak", show_default=False,
-        help="scaling: strong (fixed n) and/or weak (n^3/P fixed: n_P = n * P^(1/3)); default both.")] = None,
-    budgets: Annotated[Optional[str], typer.Option(
-        "--budgets", metavar="S,S,...", show_default=False,
-        help="budget: wall-time budgets in seconds (default 2,60).")] = None,
-    max_seconds: Annotated[Optional[float], typer.Option(
-        "--max-seconds", metavar="S", min=0, show_default=False,
-        help="sizes: skip a case predicted (its time at the previous n, x n^3) to take longer than S per solve, "
-             "and the larger sizes after it (default 10).")] = None,
-    graph: Annotated[Optional[str], typer.Option(
-        "--graph", metavar="host|device", show_default=False,
-        help="Where the gpu cases' random graphs are made: host (erdos_renyi, uploaded; the default) or device "
-             "(built by CuPy on the GPU: no n^2 host work, for n in the tens of thousands).")] = None,
-    real_weights: Annotated[Optional[bool], typer.Option(
-        "--real-weights", show_default=False,
-        help="Random graphs with weights drawn uniformly from [1, 16) as reals instead of the integers 1..16 "
-             "(float runs without integer arithmetic).")] = None,
-    file_formats: Annotated[Optional[str], typer.Option(
-        "--file-formats", metavar="GRAPH,RESULT", show_default=False,
-        help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")] = None,
-    batches: Annotated[Optional[str], typer.Option(
-        "--batches", metavar="B,B,...", show_default=False,
-        help="batch: graphs per batch (default 1000,10000,100000; and 1000000 on a GPU).")] = None,
-    repeats: Annotated[int, typer.Option("--repeats", "-r", metavar="R", min=1, help="Timed runs per case (median kept).")] = 3,
-    scipy: Annotated[bool, typer.Option("--scipy/--no-scipy", help="Time SciPy's floyd_warshall too (run, sizes).")] = True,
-    scipy_max_n: Annotated[int, typer.Option(
-        "--scipy-max-n", metavar="N", min=1, help="Skip SciPy above this n (it is single-threaded O(n^3)).")] = 4096,
-    percent: Percent = 25.0,
-    seed: Seed = 0,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", metavar="DIR", file_okay=False, show_default=False,
-        help="Folder for STUDY.json, STUDY.csv, the plots and report.md (default bench/results/STUDY-TIMESTAMP; "
-             "run writes files only when given).")] = None,
-    ceilings: Annotated[Optional[Path], typer.Option(
-        "--ceilings", metavar="FILE", dir_okay=False, exists=True, show_default=False,
-        help="A ceilings JSON (floydwarp bench ceilings) for the roofline lines and % columns (default: the "
-             "newest ceilings.json in or beside --out, for this machine).")] = None,
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the PNG plots (needs matplotlib).")] = True,
-    json_path: Annotated[Optional[Path], typer.Option(
-        "--json", metavar="FILE", dir_okay=False, show_default=False, help="Also write the records and environment as JSON.")] = None,
-):
+@click.argument("study", cls=Argument, default="run", description=f"What to measure.  {_study_list()}.")
+@click.option("--backend", metavar="NAME", multiple=True,
+              help="Backend to time (repeat or comma-separate; default: those --backend auto can pick; kernels: "
+                   "gpu; threads: cpu; scaling: mpi).")
+@click.option("--algorithm", "-a", metavar="NAME", multiple=True,
+              help="Algorithm (repeat or comma-separate; auto: each backend's default; all: every one).  Default: "
+                   "auto for run and budget, all for sizes and kernels, the blocked ones for block-size, blocked "
+                   "and rows for threads, blocked-2d and rows for scaling.")
+@click.option("--sizes", metavar="N,N,...",
+              help="Vertex counts (run, sizes, block-size, breakdown; default 256,512,1024,2048).")
+@click.option("--n", metavar="N", type=click.IntRange(min=1),
+              help="The one size of kernels (default 8192 on a GPU, 1024 on the CPU), block-size (same), threads "
+                   "(2048), scaling (n at one rank; default 1024) and the start of budget's doubling (256).")
+@click.option("--dtype", metavar="TYPE", multiple=True,
+              help="Distance type (repeat or comma-separate; default int32).")
+@click.option("--block-size", "-b", metavar="B,B,...",
+              help="Tile sizes: several for run and block-size (its sweep), one for the others (default: each "
+                   "implementation's own).")
+@click.option("--sweep", metavar="NAME=V,V,...",
+              help="block-size: sweep this plan option instead of the tile size, e.g. R=1,2,4,8 (gpu "
+                   "pseudo-blocked) or threads_per_block=64,128,256,512 (gpu work-per-thread, grid-sync).")
+@click.option("--option", "-O", metavar="KEY=VALUE", multiple=True,
+              help="A backend option passed to every solve (repeatable), e.g. -O R=8 or -O output=host.")
+@click.option("--threads", metavar="T[,T...]",
+              help="CPU threads (default: all); threads study: the counts to try (default 1..cores); scaling: per "
+                   "rank (default 1).")
+@click.option("--ranks", metavar="P,P,...", help="scaling: MPI process counts (default 1,2,4).")
+@click.option("--mode", metavar="strong|weak", multiple=True,
+              help="scaling: strong (fixed n) and/or weak (n^3/P fixed: n_P = n * P^(1/3)); default both.")
+@click.option("--budgets", metavar="S,S,...", help="budget: wall-time budgets in seconds (default 2,60).")
+@click.option("--max-seconds", metavar="S", type=click.FloatRange(min=0),
+              help="sizes: skip a case predicted (its time at the previous n, x n^3) to take longer than S per "
+                   "solve, and the larger sizes after it (default 10).")
+@click.option("--graph", metavar="host|device",
+              help="Where the gpu cases' random graphs are made: host (erdos_renyi, uploaded; the default) or "
+                   "device (built by CuPy on the GPU: no n^2 host work, for n in the tens of thousands).")
+@click.option("--real-weights", is_flag=True,
+              help="Random graphs with weights drawn uniformly from [1, 16) as reals instead of the integers 1..16 "
+                   "(float runs without integer arithmetic).")
+@click.option("--file-formats", metavar="GRAPH,RESULT",
+              help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")
+@click.option("--batches", metavar="B,B,...",
+              help="batch: graphs per batch (default 1000,10000,100000; and 1000000 on a GPU).")
+@click.option("--repeats", "-r", metavar="R", type=click.IntRange(min=1), default=3,
+              help="Timed runs per case (median kept).")
+@click.option("--scipy/--no-scipy", default=True, help="Time SciPy's floyd_warshall too (run, sizes).")
+@click.option("--scipy-max-n", metavar="N", type=click.IntRange(min=1), default=4096,
+              help="Skip SciPy above this n (it is single-threaded O(n^3)).")
+@percent_option
+@seed_option
+@click.option("--out", "-o", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for STUDY.json, STUDY.csv, the plots and report.md (default "
+                   "bench/results/STUDY-TIMESTAMP; run writes files only when given).")
+@click.option("--ceilings", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A ceilings JSON (floydwarp bench ceilings) for the roofline lines and % columns (default: the "
+                   "newest ceilings.json in or beside --out, for this machine).")
+@click.option("--plots/--no-plots", default=True, help="Draw the PNG plots (needs matplotlib).")
+@click.option("--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the records and environment as JSON.")
+@click.pass_context
+def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, option, threads, ranks, mode, budgets,
+          max_seconds, graph, real_weights, file_formats, batches, repeats, scipy, scipy_max_n, percent, seed, out,
+          ceilings, plots, json_path):
     """Time backends and algorithms over sizes, SciPy side by side, or run one of the studies."""
     from .. import numeric
     from ..bench import STUDIES, BenchConfig
 
     if study not in STUDIES:
-        raise typer.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
+        raise click.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
                                  param_hint="'STUDY'")
-    given = {"--n": n, "--sizes": sizes, "--ranks": ranks, "--mode": mode, "--budgets": budgets, "--sweep": sweep,
-             "--max-seconds": max_seconds, "--graph": graph, "--real-weights": real_weights,
-             "--file-formats": file_formats, "--batches": batches}
-    for flag, value in given.items():
-        if value is not None and study not in STUDY_OPTIONS[flag]:
-            raise UsageError(f"{flag} is for the {' and '.join(STUDY_OPTIONS[flag])} "
-                             f"stud{'ies' if len(STUDY_OPTIONS[flag]) > 1 else 'y'}, not {study}", ctx)
+    for flag, studies in STUDY_OPTIONS.items():
+        given = ctx.get_parameter_source(flag.lstrip("-").replace("-", "_")) is ParameterSource.COMMANDLINE
+        if given and study not in studies:
+            raise click.UsageError(f"{flag} is for the {' and '.join(studies)} "
+                                   f"stud{'ies' if len(studies) > 1 else 'y'}, not {study}", ctx)
     dtypes = split_names(dtype) or ["int32"]
     for name in dtypes:
         if name != "auto":
             numeric.canonical_dtype(name)
     blocks = parse_sizes(block_size, "--block-size") if block_size else None
     if blocks and len(blocks) > 1 and study not in ("run", "block-size"):
-        raise UsageError(f"--block-size takes one value for the {study} study (several for run and block-size)", ctx)
+        raise click.UsageError(f"--block-size takes one value for the {study} study (several for run and block-size)", ctx)
     thread_values = parse_sizes(threads, "--threads") if threads else None
     if thread_values and len(thread_values) > 1 and study != "threads":
-        raise UsageError(f"--threads takes one value for the {study} study (a list for the threads study)", ctx)
+        raise click.UsageError(f"--threads takes one value for the {study} study (a list for the threads study)", ctx)
     if graph is not None and graph not in ("host", "device"):
-        raise typer.BadParameter(f"expected host or device, got {graph!r}", param_hint="'--graph'")
+        raise click.BadParameter(f"expected host or device, got {graph!r}", param_hint="'--graph'")
     modes = split_names(mode) or ["strong", "weak"]
     for m in modes:
         if m not in ("strong", "weak"):
-            raise typer.BadParameter(f"expected strong or weak, got {m!r}", param_hint="'--mode'")
+            raise click.BadParameter(f"expected strong or weak, got {m!r}", param_hint="'--mode'")
     formats = ["in", "out"]
     if file_formats:
         formats = [f.strip().lstrip(".") for f in file_formats.split(",")]
         if len(formats) != 2 or not all(formats):
-            raise typer.BadParameter(f"expected GRAPH,RESULT extensions like in,out or npy,npz; got {file_formats!r}",
+            raise click.BadParameter(f"expected GRAPH,RESULT extensions like in,out or npy,npz; got {file_formats!r}",
                                      param_hint="'--file-formats'")
 
     config = BenchConfig(
@@ -231,7 +210,7 @@ def bench(
         block_sizes=blocks if blocks and study in ("run", "block-size") else [blocks[0] if blocks else None],
         n=n, options=parse_options(option), modes=modes, file_formats=formats,
         thread_counts=thread_values if study == "threads" else None,
-        sweep=parse_sweep(sweep) if sweep else None, graph_on=graph or "host", real_weights=bool(real_weights))
+        sweep=parse_sweep(sweep) if sweep else None, graph_on=graph or "host", real_weights=real_weights)
     if sizes:
         config.sizes = parse_sizes(sizes, "--sizes")
     if ranks:
@@ -265,15 +244,15 @@ def _run_table(config, out, json_path, ceilings_file, plots):
     def show(record):
         nonlocal printed_header
         if not printed_header:
-            typer.echo(report.header())
+            click.echo(report.header())
             printed_header = True
-        typer.echo(report.row(record))
+        click.echo(report.row(record))
 
     data = STUDIES["run"](config, command=command_line(), on_record=show)
-    typer.echo(f"on: {report.describe_environment(data['environment'])}")
+    click.echo(f"on: {report.describe_environment(data['environment'])}")
     if json_path is not None:
         report.write_json(data, json_path)
-        typer.echo(f"wrote {json_path} ({len(data['records'])} records)")
+        click.echo(f"wrote {json_path} ({len(data['records'])} records)")
     if out is not None:
         _save(data, out, _ceilings(ceilings_file, out), plots)
 
@@ -292,7 +271,7 @@ def _ceilings(path, out):
     except Exception:                                       # an unreadable file is no ceiling
         return None
     if mine:
-        typer.echo(f"ceilings: {found}")
+        click.echo(f"ceilings: {found}")
     return mine or None
 
 
@@ -319,17 +298,17 @@ def _run_study(study, config, out, json_path, ceilings_file, plots):
             return
         cols = module.columns([record])
         if not printed_header:
-            typer.echo(report.study_header(cols))
+            click.echo(report.study_header(cols))
             printed_header = True
-        typer.echo(report.study_row(record, cols))
+        click.echo(report.study_row(record, cols))
 
     data = STUDIES[study](config, command=command_line(), on_record=show)
     for line in module.summary_lines(data):
-        typer.echo(line)
-    typer.echo(f"on: {report.describe_environment(data['environment'])}")
+        click.echo(line)
+    click.echo(f"on: {report.describe_environment(data['environment'])}")
     if json_path is not None:
         report.write_json(data, json_path)
-        typer.echo(f"wrote {json_path} ({len(data['records'])} records)")
+        click.echo(f"wrote {json_path} ({len(data['records'])} records)")
     _save(data, out, config.ceilings, plots)
 
 
@@ -340,4 +319,4 @@ def _save(data, out, ceilings, plots):
     written = results.save(data, out, ceilings=ceilings, plots=plots)
     pngs = sum(1 for p in written if p.suffix == ".png")
     note = "" if not plots or P.available() else " (matplotlib is not installed: no plots)"
-    typer.echo(f"wrote {out}/: {data['study']}.json, {data['study']}.csv, {pngs} plots, report.md{note}")
+    click.echo(f"wrote {out}/: {data['study']}.json, {data['study']}.csv, {pngs} plots, report.md{note}")

@@ -2,31 +2,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, Percent, Potential, Seed, Undirected, Weights, app,
-                  generate_graph)
+from .app import Argument, app, generation_options, generate_graph
 from .solve import FORMATS
 
 
 @app.command(short_help="Write a random graph file.")
-def generate(
-    n: Annotated[int, typer.Argument(metavar="N", min=0, show_default=False, help="Number of vertices.")],
-    output: Annotated[Path, typer.Option(
-        "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
-        help=f"Graph file to write; its format is chosen by extension: {FORMATS}.")],
-    percent: Percent = DEFAULT_PERCENT,
-    seed: Seed = 0,
-    weights: Weights = DEFAULT_WEIGHTS,
-    potential: Potential = 0,
-    undirected: Undirected = False,
-):
+@click.argument("n", cls=Argument, type=click.IntRange(min=0), description="Number of vertices.")
+@click.option("--output", "-o", metavar="FILE", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help=f"Graph file to write; its format is chosen by extension: {FORMATS}.")
+@generation_options
+def generate(n, output, percent, seed, weights, potential, undirected):
     """Write a random graph file (Erdos-Renyi, as seed 000 generates them)."""
     from ..io import check_graph_path, write_graph
 
     check_graph_path(output)                     # before generating: a path the write would refuse
     graph = generate_graph(n, percent, seed, weights, potential, undirected)
     write_graph(graph, output)
-    typer.echo(f"wrote {output}: n={graph.n:,}, {graph.num_edges:,} edges")
+    click.echo(f"wrote {output}: n={graph.n:,}, {graph.num_edges:,} edges")

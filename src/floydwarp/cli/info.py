@@ -1,7 +1,7 @@
 """``floydwarp info``: version, backends and their algorithms, CPU threads, GPUs."""
 from __future__ import annotations
 
-import typer
+import click
 
 from .app import app
 
@@ -11,7 +11,7 @@ def info():
     """Version, backends and algorithms (and why one is unusable), CPUs, GPUs."""
     from ..bench.environment import backend_status, environment
 
-    echo = typer.echo
+    echo = click.echo
     env = environment()
     missing = "not installed"
     echo(f"floydwarp {env['floydwarp']} (python {env['python']}, numpy {env['numpy']}, scipy {env['scipy']}, "

@@ -6,11 +6,9 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+import click
 
-import typer
-
-from .app import app
+from .app import Argument, app
 
 #: vertices listed for the center and periphery before "... and N more"
 MAX_LISTED = 10
@@ -20,19 +18,16 @@ MAX_LISTED = 10
     "Distances of unreachable pairs are infinite: a graph that is not strongly connected has an infinite "
     "diameter, average path length and Wiener index.  Closeness is NetworkX's (inward distances, "
     "Wasserman-Faust scaling).  A graph with a negative cycle has no metrics (exit status 2)."))
-def metrics(
-    input: Annotated[Path, typer.Argument(
-        metavar="FILE", exists=True, dir_okay=False, show_default=False,
-        help="A graph file (any format 'floydwarp solve' reads), or with --result a saved result.")],
-    result_file: Annotated[bool, typer.Option(
-        "--result", help="FILE is a saved result (.npz, the .npy layout or .out), not a graph.")] = False,
-    dtype: Annotated[str, typer.Option("--dtype", metavar="TYPE", help="Distance type (see 'floydwarp solve').")] = "auto",
-    backend: Annotated[str, typer.Option("--backend", metavar="NAME", help="auto, cpu, gpu or reference.")] = "auto",
-    top: Annotated[int, typer.Option("--top", metavar="K", min=0, help="List the K most central vertices.")] = 5,
-    undirected: Annotated[bool, typer.Option(
-        "--undirected", help="Count the Wiener index over unordered pairs (each pair once).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
-):
+@click.argument("input", cls=Argument, metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                description="A graph file (any format 'floydwarp solve' reads), or with --result a saved result.")
+@click.option("--result", "result_file", is_flag=True,
+              help="FILE is a saved result (.npz, the .npy layout or .out), not a graph.")
+@click.option("--dtype", metavar="TYPE", default="auto", help="Distance type (see 'floydwarp solve').")
+@click.option("--backend", metavar="NAME", default="auto", help="auto, cpu, gpu or reference.")
+@click.option("--top", metavar="K", type=click.IntRange(min=0), default=5, help="List the K most central vertices.")
+@click.option("--undirected", is_flag=True, help="Count the Wiener index over unordered pairs (each pair once).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+def metrics(input, result_file, dtype, backend, top, undirected, as_json):
     """Distance metrics of a graph from one all-pairs solve, reduced where the distances live."""
     from ..io import read_graph, read_result
     from ..solve import solve
@@ -57,9 +52,9 @@ def metrics(
     }
     report["seconds"] = {"solve" if not result_file else "read": t1 - t0, "metrics": time.perf_counter() - t1}
     if as_json:
-        typer.echo(json.dumps(_jsonable(report), indent=2, default=str))
+        click.echo(json.dumps(_jsonable(report), indent=2, default=str))
         return
-    echo = typer.echo
+    echo = click.echo
     echo(f"input:     {input}")
     echo(f"n:         {result.n:,}")
     if report["backend"]:

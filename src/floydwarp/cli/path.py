@@ -7,23 +7,21 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Optional
 
-import typer
+import click
 
-from .app import app
+from .app import Argument, app
 
 UNREACHABLE = "unreachable"
 NEGATIVE_CYCLE = "through a negative cycle"
 NO_ROUTES = "not stored (solve with --predecessors to keep routes)"
 
-ResultFile = Annotated[Path, typer.Argument(
-    metavar="RESULT", show_default=False,
-    help="A saved result: .npz, the .npy layout (NAME.npy + NAME.json) or an NTHU .out file.")]
-Format = Annotated[Optional[str], typer.Option(
-    "--format", "-f", metavar="FMT", show_default=False,
-    help="Result file format when the extension does not tell: npz, npy or nthu.")]
-Json = Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")]
+result_file_argument = click.argument(
+    "result_file", cls=Argument, metavar="RESULT", type=click.Path(path_type=Path),
+    description="A saved result: .npz, the .npy layout (NAME.npy + NAME.json) or an NTHU .out file.")
+format_option = click.option(
+    "--format", "-f", metavar="FMT", help="Result file format when the extension does not tell: npz, npy or nthu.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 
 
 def load(path: Path, format: str | None):
@@ -64,12 +62,12 @@ def format_route(entry, has_pred: bool) -> str:
 
 def print_pair(result, entry, as_json: bool):
     if as_json:
-        typer.echo(json.dumps(jsonable(entry)))
+        click.echo(json.dumps(jsonable(entry)))
         return
-    typer.echo(f"from: {entry['from']}")
-    typer.echo(f"to: {entry['to']}")
-    typer.echo(f"distance: {format_distance(entry)}")
-    typer.echo(f"route: {format_route(entry, result.pred is not None)}")
+    click.echo(f"from: {entry['from']}")
+    click.echo(f"to: {entry['to']}")
+    click.echo(f"distance: {format_distance(entry)}")
+    click.echo(f"route: {format_route(entry, result.pred is not None)}")
 
 
 def jsonable(value):
@@ -86,13 +84,12 @@ def jsonable(value):
     "Vertices are named as in the input file (DIMACS ids, edge-list names) when the result has labels, "
     "else by index 0..n-1.  Exit status 0 for any answer (including 'unreachable'), 2 for an unknown "
     "vertex or an unreadable file."))
-def path(
-    result_file: ResultFile,
-    u: Annotated[str, typer.Argument(metavar="U", show_default=False, help="Start vertex.")],
-    v: Annotated[str, typer.Argument(metavar="V", show_default=False, help="End vertex.")],
-    format: Format = None,
-    as_json: Json = False,
-):
+@result_file_argument
+@click.argument("u", cls=Argument, description="Start vertex.")
+@click.argument("v", cls=Argument, description="End vertex.")
+@format_option
+@json_option
+def path(result_file, u, v, format, as_json):
     """Print the shortest distance from U to V and a shortest route (or 'unreachable', or
     'through a negative cycle')."""
     result = load(result_file, format)

@@ -2,38 +2,33 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
 
-import typer
+import click
 
-from .app import UsageError, app
-from .path import Format, Json, ResultFile, answer, format_distance, format_route, load, print_pair, jsonable
+from .app import app
+from .path import (answer, format_distance, format_option, format_route, json_option, jsonable, load, print_pair,
+                   result_file_argument)
 
 
 @app.command(short_help="Distances and routes from a saved result (one pair, or a table from one vertex).",
              epilog="Exit status 0 for any answer (including 'unreachable'), 2 for a bad option, an unknown "
                     "vertex or an unreadable file.")
-def query(
-    ctx: typer.Context,
-    result_file: ResultFile,
-    source: Annotated[Optional[str], typer.Option(
-        "--from", metavar="A", show_default=False, help="Start vertex (with --to: one pair; alone: like --all-from).")] = None,
-    target: Annotated[Optional[str], typer.Option(
-        "--to", metavar="B", show_default=False, help="End vertex.")] = None,
-    all_from: Annotated[Optional[str], typer.Option(
-        "--all-from", metavar="A", show_default=False,
-        help="Print a table of every vertex: target, distance, route from A.")] = None,
-    format: Format = None,
-    as_json: Json = False,
-):
+@result_file_argument
+@click.option("--from", "source", metavar="A", help="Start vertex (with --to: one pair; alone: like --all-from).")
+@click.option("--to", "target", metavar="B", help="End vertex.")
+@click.option("--all-from", metavar="A", help="Print a table of every vertex: target, distance, route from A.")
+@format_option
+@json_option
+@click.pass_context
+def query(ctx, result_file, source, target, all_from, format, as_json):
     """Ask a saved result for the distance and route from A to B, or for a table of
     every target from A (target, distance, route)."""
     if all_from is not None and (source is not None or target is not None):
-        raise UsageError("give --all-from A, or --from A [--to B], not both", ctx)
+        raise click.UsageError("give --all-from A, or --from A [--to B], not both", ctx)
     if target is not None and source is None:
-        raise UsageError("--to needs --from", ctx)
+        raise click.UsageError("--to needs --from", ctx)
     if all_from is None and source is None:
-        raise UsageError("give --from A --to B, or --all-from A", ctx)
+        raise click.UsageError("give --from A --to B, or --all-from A", ctx)
     result = load(result_file, format)
     if target is not None:
         entry = answer(result, result.find_vertex(source), result.find_vertex(target))
@@ -57,7 +52,7 @@ def print_table(result, start, as_json: bool):
             entry = {"to": target, "status": "ok", "distance": d, "route": routes.get(target)}
         rows.append(entry)
     if as_json:
-        typer.echo(json.dumps(jsonable({"from": result.label(result.index(start)), "targets": rows})))
+        click.echo(json.dumps(jsonable({"from": result.label(result.index(start)), "targets": rows})))
         return
     has_pred = result.pred is not None
     table = [("target", "distance", "route")]
@@ -65,6 +60,6 @@ def print_table(result, start, as_json: bool):
               for r in rows]
     w0 = max(len(t[0]) for t in table)
     w1 = max(len(t[1]) for t in table)
-    typer.echo(f"from: {result.label(result.index(start))}")
+    click.echo(f"from: {result.label(result.index(start))}")
     for t0, t1, t2 in table:
-        typer.echo(f"{t0:<{w0}}  {t1:<{w1}}  {t2}".rstrip())
+        click.echo(f"{t0:<{w0}}  {t1:<{w1}}  {t2}".rstrip())

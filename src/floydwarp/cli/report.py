@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+import click
 
-import typer
-
-from .app import app
+from .app import Argument, app
 
 
 @app.command(short_help="Rebuild benchmark plots and Markdown from saved JSON.", epilog=(
@@ -15,20 +13,15 @@ from .app import app
     "in a folder named after it (docs/benchmarks.md -> docs/benchmarks/); without -o, each run's own folder "
     "gets its report.md and plots redrawn.  Ceilings (a 'ceilings' study among RESULTS, or --ceilings) are "
     "drawn on the runs of the same machine."))
-def report(
-    results: Annotated[list[Path], typer.Argument(
-        metavar="RESULTS", exists=True, show_default=False,
-        help="Benchmark JSON files or folders holding them.")],
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="FILE.md", dir_okay=False, show_default=False,
-        help="Write one combined Markdown report here (plots beside it, in FILE/).")] = None,
-    ceilings: Annotated[Optional[Path], typer.Option(
-        "--ceilings", metavar="FILE", dir_okay=False, exists=True, show_default=False,
-        help="A ceilings JSON to draw on every plot (default: the ceilings runs among RESULTS).")] = None,
-    title: Annotated[str, typer.Option("--title", metavar="TEXT", help="Title of the combined report.")] =
-        "floydwarp benchmarks",
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the PNG plots (needs matplotlib).")] = True,
-):
+@click.argument("results", cls=Argument, metavar="RESULTS...", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path), description="Benchmark JSON files or folders holding them.")
+@click.option("--output", "-o", metavar="FILE.md", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write one combined Markdown report here (plots beside it, in FILE/).")
+@click.option("--ceilings", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A ceilings JSON to draw on every plot (default: the ceilings runs among RESULTS).")
+@click.option("--title", metavar="TEXT", default="floydwarp benchmarks", help="Title of the combined report.")
+@click.option("--plots/--no-plots", default=True, help="Draw the PNG plots (needs matplotlib).")
+def report(results, output, ceilings, title, plots):
     """Rebuild benchmark reports (plots + Markdown) from saved JSON runs."""
     from ..bench import results as R
     from ..bench.studies import ceilings as C
@@ -37,7 +30,7 @@ def report(
         path = R.build_report(results, output, ceilings_path=ceilings, title=title, plots=plots)
         runs = R.collect(results)
         pngs = len(list((path.parent / path.stem).glob("*.png"))) if (path.parent / path.stem).is_dir() else 0
-        typer.echo(f"wrote {path} ({len(runs)} runs, {pngs} plots in {path.parent / path.stem}/)")
+        click.echo(f"wrote {path} ({len(runs)} runs, {pngs} plots in {path.parent / path.stem}/)")
         return
     runs = R.collect(results)
     all_ceilings = []
@@ -52,4 +45,4 @@ def report(
                                                           or None)
         written = R.save(data, f.parent, ceilings=mine, plots=plots, by="report")
         pngs = sum(1 for p in written if p.suffix == ".png")
-        typer.echo(f"rebuilt {f.parent}/report.md ({data.get('study')}, {pngs} plots)")
+        click.echo(f"rebuilt {f.parent}/report.md ({data.get('study')}, {pngs} plots)")

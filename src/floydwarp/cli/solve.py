@@ -7,15 +7,15 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
 
 import numpy as np
-import typer
+import click
+from click.core import ParameterSource
 
 from .. import registry
 from ..checkpoint import CheckpointInterrupt
-from .app import (DEFAULT_PERCENT, DEFAULT_WEIGHTS, GENERATION_OPTIONS, Percent, Potential, Seed, Undirected,
-                  UsageError, Weights, app, describe_generation, generate_graph, parse_bytes)
+from .app import (GENERATION_OPTIONS, Argument, app, describe_generation, generate_graph, generation_options,
+                  parse_bytes)
 
 #: --check recomputes with the reference backend up to this n, with the cpu backend above it.
 CHECK_REFERENCE_MAX_N = 3000
@@ -30,88 +30,68 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 @app.command(short_help="Shortest paths of a graph file or a random graph.", epilog=(
     "Exit status: 0 when solved (a negative cycle is reported, not an error), 1 when --check finds "
     "a mismatch, 2 for a bad option or value, 3 when stopped by SIGTERM/Ctrl-C after saving a checkpoint."))
-def solve(
-    ctx: typer.Context,
-    input: Annotated[Optional[Path], typer.Argument(
-        metavar="INPUT", exists=True, dir_okay=False, show_default=False,
-        help=f"Graph file; its format is chosen by extension: {FORMATS}.")] = None,
-    generate: Annotated[Optional[int], typer.Option(
-        "--generate", "-g", metavar="N", min=0, show_default=False,
-        help="Solve a random graph of N vertices instead of INPUT (with -p, -s, --weights, ...).")] = None,
-    percent: Percent = DEFAULT_PERCENT,
-    seed: Seed = 0,
-    weights: Weights = DEFAULT_WEIGHTS,
-    potential: Potential = 0,
-    undirected: Undirected = False,
-    dtype: Annotated[str, typer.Option(
-        "--dtype", metavar="TYPE", help="Distance type: auto, int16, int32, int64, float32 or float64.  auto takes the narrowest "
-                        "that provably holds every shortest path; a type that cannot is refused.")] = "auto",
-    backend: Annotated[str, typer.Option(
-        "--backend", metavar="NAME", help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")] = "auto",
-    algorithm: Annotated[str, typer.Option(
-        "--algorithm", "-a", metavar="NAME", help="The backend's algorithm (see 'floydwarp info'); auto is its default.")] = "auto",
-    block_size: Annotated[Optional[int], typer.Option(
-        "--block-size", "-b", metavar="B", min=1, show_default=False,
-        help="Tile size of blocked algorithms (default: the backend's tuned value).")] = None,
-    threads: Annotated[Optional[int], typer.Option(
-        "--threads", metavar="T", min=1, show_default=False, help="CPU threads (default: all).")] = None,
-    vectorize: Annotated[bool, typer.Option(
-        "--vectorize", "-v",
-        help="Use the vectorized variant of the GPU algorithm (-a blocked -v runs blocked-vec).  The CPU "
-             "kernels are vectorized already: on the CPU -v changes nothing.")] = False,
-    predecessors: Annotated[bool, typer.Option(
-        "--predecessors", help="Also compute the predecessor matrix (routes), written with --output.")] = False,
-    check: Annotated[bool, typer.Option(
-        "--check", "-c",
-        help=f"Recompute with the reference backend (the cpu backend for n > {CHECK_REFERENCE_MAX_N}), print "
-             "'check: match' or the first mismatches, and the result's Fletcher-16 checksum.")] = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-V",
-        help=f"Print the distance matrix (its corners when n > {PRINT_FULL_MAX_N}).")] = False,
-    distributed: Annotated[bool, typer.Option(
-        "--distributed",
-        help="Run as one rank of an MPI job (mpiexec -n P floydwarp solve ... --distributed): the mpi "
-             "backend; rank 0 prints and writes the result.")] = False,
-    gpus: Annotated[Optional[int], typer.Option(
-        "--gpus", metavar="N", min=1, show_default=False,
-        help="Run on N GPUs of this machine, one worker process each, started by floydwarp itself (no "
-             "mpiexec): the multigpu backend (-a gpu-2d, gpu-rows or rows-p2p).")] = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", metavar="OUT", dir_okay=False, show_default=False,
-        help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")] = None,
-    parallel_write: Annotated[bool, typer.Option(
-        "--parallel-write",
-        help="With --distributed and -o NAME.npy: every rank writes its part of the result into the file even "
-             "when rank 0 could gather it (it does so anyway when the result does not fit in rank 0's memory).")] = False,
-    workdir: Annotated[Optional[Path], typer.Option(
-        "--workdir", metavar="DIR", file_okay=False, exists=True, show_default=False,
-        help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked, gpu "
-             "out of core); the distances end in DIR/dist.npy.")] = None,
-    max_gpu_memory: Annotated[Optional[str], typer.Option(
-        "--max-gpu-memory", metavar="BYTES", show_default=False,
-        help="Use at most this much GPU memory (e.g. 4GB, 512MiB, 4e9); a matrix that does not fit streams "
-             "through the GPU from host memory (gpu fast / out-of-core).")] = None,
-    checkpoint: Annotated[Optional[Path], typer.Option(
-        "--checkpoint", metavar="DIR", file_okay=False, show_default=False,
-        help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d, gpu fast and "
-             "out-of-core: the matrix then lives in host memory); SIGTERM or "
-             "Ctrl-C then stop after saving.")] = None,
-    checkpoint_every: Annotated[Optional[float], typer.Option(
-        "--checkpoint-every", metavar="SECONDS", min=0, show_default=False,
-        help="Seconds between checkpoints (default: only when stopped by a signal).")] = None,
-    resume: Annotated[Optional[Path], typer.Option(
-        "--resume", metavar="DIR", file_okay=False, exists=True, show_default=False,
-        help="Finish the run checkpointed in DIR, with the settings it was started with.")] = None,
-):
+@click.argument("input", cls=Argument, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                description=f"Graph file; its format is chosen by extension: {FORMATS}.")
+@click.option("--generate", "-g", metavar="N", type=click.IntRange(min=0),
+              help="Solve a random graph of N vertices instead of INPUT (with -p, -s, --weights, ...).")
+@generation_options
+@click.option("--dtype", metavar="TYPE", default="auto",
+              help="Distance type: auto, int16, int32, int64, float32 or float64.  auto takes the narrowest "
+                   "that provably holds every shortest path; a type that cannot is refused.")
+@click.option("--backend", metavar="NAME", default="auto", help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")
+@click.option("--algorithm", "-a", metavar="NAME", default="auto",
+              help="The backend's algorithm (see 'floydwarp info'); auto is its default.")
+@click.option("--block-size", "-b", metavar="B", type=click.IntRange(min=1),
+              help="Tile size of blocked algorithms (default: the backend's tuned value).")
+@click.option("--threads", metavar="T", type=click.IntRange(min=1), help="CPU threads (default: all).")
+@click.option("--vectorize", "-v", is_flag=True,
+              help="Use the vectorized variant of the GPU algorithm (-a blocked -v runs blocked-vec).  The CPU "
+                   "kernels are vectorized already: on the CPU -v changes nothing.")
+@click.option("--predecessors", is_flag=True,
+              help="Also compute the predecessor matrix (routes), written with --output.")
+@click.option("--check", "-c", is_flag=True,
+              help=f"Recompute with the reference backend (the cpu backend for n > {CHECK_REFERENCE_MAX_N}), print "
+                   "'check: match' or the first mismatches, and the result's Fletcher-16 checksum.")
+@click.option("--verbose", "-V", is_flag=True,
+              help=f"Print the distance matrix (its corners when n > {PRINT_FULL_MAX_N}).")
+@click.option("--distributed", is_flag=True,
+              help="Run as one rank of an MPI job (mpiexec -n P floydwarp solve ... --distributed): the mpi "
+                   "backend; rank 0 prints and writes the result.")
+@click.option("--gpus", metavar="N", type=click.IntRange(min=1),
+              help="Run on N GPUs of this machine, one worker process each, started by floydwarp itself (no "
+                   "mpiexec): the multigpu backend (-a gpu-2d, gpu-rows or rows-p2p).")
+@click.option("--output", "-o", metavar="OUT", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")
+@click.option("--parallel-write", is_flag=True,
+              help="With --distributed and -o NAME.npy: every rank writes its part of the result into the file "
+                   "even when rank 0 could gather it (it does so anyway when the result does not fit in rank 0's "
+                   "memory).")
+@click.option("--workdir", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Keep the matrix in memory-mapped files in DIR (for matrices larger than RAM; cpu blocked, gpu "
+                   "out of core); the distances end in DIR/dist.npy.")
+@click.option("--max-gpu-memory", metavar="BYTES",
+              help="Use at most this much GPU memory (e.g. 4GB, 512MiB, 4e9); a matrix that does not fit streams "
+                   "through the GPU from host memory (gpu fast / out-of-core).")
+@click.option("--checkpoint", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
+              help="Save the run's state in DIR at round boundaries (cpu blocked, mpi blocked-2d, gpu fast and "
+                   "out-of-core: the matrix then lives in host memory); SIGTERM or Ctrl-C then stop after saving.")
+@click.option("--checkpoint-every", metavar="SECONDS", type=click.FloatRange(min=0),
+              help="Seconds between checkpoints (default: only when stopped by a signal).")
+@click.option("--resume", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Finish the run checkpointed in DIR, with the settings it was started with.")
+@click.pass_context
+def solve(ctx, input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm, block_size,
+          threads, vectorize, predecessors, check, verbose, distributed, gpus, output, parallel_write, workdir,
+          max_gpu_memory, checkpoint, checkpoint_every, resume):
     """All-pairs shortest paths of a graph file or of a generated graph."""
     import floydwarp as fw
     from .. import numeric
 
     if resume is not None:
         given = [f"--{name.replace('_', '-')}" for name in RUN_SETTINGS
-                 if ctx.get_parameter_source(name).name == "COMMANDLINE"]
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
         if given or checkpoint is not None:
-            raise UsageError(f"--resume continues the run saved in {resume} with its own settings; "
+            raise click.UsageError(f"--resume continues the run saved in {resume} with its own settings; "
                              f"drop {', '.join(given) or '--checkpoint'}", ctx)
         saved = load_run_settings(resume)
         (input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm,
@@ -119,12 +99,12 @@ def solve(
             saved.get(k) for k in RUN_SETTINGS)
         checkpoint = resume
     if (input is None) == (generate is None):
-        raise UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
+        raise click.UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
     if input is not None:
         given = [f"--{name}" for name in GENERATION_OPTIONS
-                 if ctx.get_parameter_source(name).name == "COMMANDLINE"]
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
         if given:
-            raise UsageError(f"{', '.join(given)} only apply with --generate", ctx)
+            raise click.UsageError(f"{', '.join(given)} only apply with --generate", ctx)
     if dtype != "auto":
         numeric.canonical_dtype(dtype)               # refuse int8, "foo", ... before any work
     if output is not None:
@@ -143,7 +123,7 @@ def solve(
         backend, algorithm = vectorized_variant(backend, algorithm, graph.n)
     if distributed:
         if backend not in ("auto", "mpi"):
-            raise UsageError(f"--distributed runs the mpi backend, not {backend!r}", ctx)
+            raise click.UsageError(f"--distributed runs the mpi backend, not {backend!r}", ctx)
         backend = "mpi"
         announce_ranks()
 
@@ -151,13 +131,13 @@ def solve(
     if max_gpu_memory is not None:
         options["max_gpu_memory"] = parse_bytes(max_gpu_memory, "--max-gpu-memory")
     if parallel_write and not (distributed and output is not None and output.suffix.lower() == ".npy"):
-        raise UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes into)", ctx)
+        raise click.UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes into)", ctx)
     if distributed and output is not None and output.suffix.lower() == ".npy":
         # the ranks write this file themselves when rank 0 cannot gather the result (or with --parallel-write)
         options.update(output_file=output, parallel_write=True if parallel_write else None)
     if gpus is not None:
         if distributed or backend not in ("auto", "multigpu"):
-            raise UsageError("--gpus starts its own worker per GPU (the multigpu backend); under mpiexec use "
+            raise click.UsageError("--gpus starts its own worker per GPU (the multigpu backend); under mpiexec use "
                              "--distributed -a gpu-2d instead", ctx)
         backend = "multigpu"
         options["gpus"] = gpus
@@ -179,15 +159,15 @@ def solve(
         result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
                           block_size=block_size, threads=threads, progress=progress_wanted(), **options)
     except CheckpointInterrupt as stop:
-        typer.echo(f"stopped: {stop}", err=True)
-        raise typer.Exit(STOPPED_EXIT_CODE) from None
+        click.echo(f"stopped: {stop}", err=True)
+        ctx.exit(STOPPED_EXIT_CODE)
     wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
 
     from ..bench.report import format_rate, format_seconds   # the bench package: only when printing
 
-    echo = typer.echo
+    echo = click.echo
     echo(f"input:     {source}")
     echo(f"n:         {result.n:,}")
     echo(f"edges:     {graph.num_edges:,}")
@@ -210,7 +190,7 @@ def solve(
     if verbose:
         echo(format_matrix(result))
     if failed:
-        raise typer.Exit(1)
+        ctx.exit(1)
 
 
 # ---------------------------------------------------------------- pieces
@@ -259,7 +239,7 @@ def announce_ranks():
     comm = world()
     table = comm.gather(f"{comm.Get_rank()}:{os.getpid()}@{socket.gethostname()}", root=0)
     if comm.Get_rank() == 0:
-        typer.echo(f"floydwarp: {comm.Get_size()} MPI ranks (rank:pid@host) {' '.join(table)}", err=True)
+        click.echo(f"floydwarp: {comm.Get_size()} MPI ranks (rank:pid@host) {' '.join(table)}", err=True)
 
 
 def vectorized_variant(backend: str, algorithm: str, n: int) -> tuple[str, str]:
@@ -308,12 +288,12 @@ def run_check(result, graph) -> bool:
     count, first = mismatches(result, expected, exact=graph.weight_stats().integral)
     against = f"{expected.backend}/{expected.algorithm}"
     if count == 0:
-        typer.echo(f"check:     match ({against}, {result.dtype.name})")
+        click.echo(f"check:     match ({against}, {result.dtype.name})")
     else:
-        typer.echo(f"check:     MISMATCH in {count:,} entries against {against}; first {len(first)} (i, j, got, expected):")
+        click.echo(f"check:     MISMATCH in {count:,} entries against {against}; first {len(first)} (i, j, got, expected):")
         for i, j, got, exp in first:
-            typer.echo(f"  {i} {j} {got} {exp}")
-    typer.echo(f"checksum:  {format_checksum(checksum(result))} (Fletcher-16 of the int64 distances)")
+            click.echo(f"  {i} {j} {got} {exp}")
+    click.echo(f"checksum:  {format_checksum(checksum(result))} (Fletcher-16 of the int64 distances)")
     return count == 0
 
 
