@@ -146,9 +146,11 @@ def _imported_after(code: str) -> set[str]:
 
 def test_start_up_imports_only_what_the_call_needs():
     """``import floydwarp`` imports neither SciPy, Numba nor Click (Numba's start-up imports
-    SciPy's BLAS wrappers itself when a kernel first runs); backend="auto" imports no backend
-    past the one it takes (AUTO_ORDER)."""
+    SciPy's BLAS wrappers itself when a kernel first runs), ``import floydwarp.cli`` neither
+    SciPy, Numba nor CuPy; backend="auto" imports no backend past the one it takes (AUTO_ORDER)."""
     held = _imported_after("import floydwarp")
     assert not {"scipy", "numba", "click"} & held
+    held = _imported_after("import floydwarp.cli")          # every command registered, none run
+    assert not {"scipy", "numba", "cupy"} & held
     held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
     assert "floydwarp.dist.engine" not in held and "floydwarp.dist.multigpu" not in held
