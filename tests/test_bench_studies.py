@@ -29,7 +29,7 @@ REPRODUCIBILITY = ("command", "argv", "seed", "floydwarp", "python", "numpy", "s
 
 def bench(*args):
     r = runner.invoke(app, ["bench", *[str(a) for a in args]])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 0, r.stdout + r.stderr
     return r
 
 
