@@ -356,6 +356,14 @@ def test_report_errors(tmp_path):
 
 
 # ---------------------------------------------------------------- CLI and payload plumbing
+def test_cli_help_lists_every_study():
+    from floydwarp.cli.bench import STUDY_HELP
+
+    assert list(STUDY_HELP) == list(STUDIES)
+    text = re.sub(r"\s", "", runner.invoke(app, ["bench", "--help"]).stdout)   # lines wrap at hyphens too
+    assert all(f"{name}:" in text for name in STUDIES)
+
+
 def test_cli_refuses_options_of_other_studies():
     for args, fragment in ((["sizes", "--ranks", "1,2"], "--ranks is for the scaling study"),
                            (["kernels", "--budgets", "1"], "--budgets is for the budget study"),
