@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+
 import click
 
 from .app import Argument, app

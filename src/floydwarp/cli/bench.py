@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import click
 from click.core import ParameterSource
 

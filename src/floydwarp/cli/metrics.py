@@ -6,6 +6,7 @@ import json
 import math
 import time
 from pathlib import Path
+
 import click
 
 from .app import Argument, app

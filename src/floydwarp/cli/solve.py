@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import click
+import numpy as np
 from click.core import ParameterSource
 
 from .. import registry
