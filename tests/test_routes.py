@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import networkx as nx
 import numpy as np
@@ -271,3 +272,37 @@ def test_route_commands_report_user_errors_in_one_line(saved, args, fragment):
     assert "Traceback" not in out.output
     err = out.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0], err
+
+
+def broken_npz_files(saved):
+    """An empty file, a foreign one and a cut .npz (its directory lost): what an interrupted copy leaves."""
+    whole = (saved / "g.npz").read_bytes()
+    files = {"empty.npz": b"", "foreign.npz": b"PK\x03\x04 not a zip archive", "cut.npz": whole[: len(whole) // 2]}
+    for name, data in files.items():
+        (saved / name).write_bytes(data)
+    return [saved / name for name in files]
+
+
+def test_a_broken_result_file_is_one_error_line_naming_it(saved):
+    for path in broken_npz_files(saved):
+        out = invoke("path", path, 1, 3)
+        assert out.exit_code == 2, out.output
+        err = out.stderr.strip().splitlines()
+        assert err == [f"error: {path}: not a floydwarp result file ({err[0].rsplit('(', 1)[1]}"], err
+
+
+def test_every_npz_reader_names_a_broken_file(saved):
+    for path in broken_npz_files(saved):
+        for read, what in ((fw.Result.load, "not a floydwarp result file"),
+                           (fw.BatchResult.load, "not a floydwarp batch result file"),
+                           (fw.GraphBatch.load, "not a .npz file")):
+            with pytest.raises(fw.FloydwarpError, match=f"^{re.escape(str(path))}: {what} "):
+                read(path)
+
+
+def test_a_result_without_vertices_says_so():
+    empty = fw.solve(np.zeros((0, 0)), backend="reference")
+    for word, fragment in (("0", "vertex 0 is out of range: this result has no vertices"),
+                           ("a", "unknown vertex 'a': this result has no vertices")):
+        with pytest.raises(fw.FloydwarpError, match=fragment):
+            empty.find_vertex(word)

@@ -231,12 +231,13 @@ class Result:
                     return c
             sample = ", ".join(repr(lab) for lab in self.labels[:3])
             raise FloydwarpError(f"unknown vertex {text!r}: this result's vertices are labelled ({sample}, ...)")
+        numbering = f"vertices are numbered 0..{self.n - 1}" if self.n else "this result has no vertices"
         try:
             i = int(text)
         except ValueError:
-            raise FloydwarpError(f"unknown vertex {text!r}: vertices are numbered 0..{self.n - 1}") from None
+            raise FloydwarpError(f"unknown vertex {text!r}: {numbering}") from None
         if not 0 <= i < self.n:
-            raise FloydwarpError(f"vertex {i} is out of range 0..{self.n - 1}")
+            raise FloydwarpError(f"vertex {i} is out of range: {numbering}")
         return i
 
     def update_edge(self, u, v, w) -> "Result":
@@ -333,6 +334,8 @@ class Result:
     @classmethod
     def load(cls, path) -> "Result":
         """Read a result written by :meth:`save`."""
+        from .io.npy import NPZ_ERRORS
+
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -340,7 +343,7 @@ class Result:
                 dist = data["dist"]
                 pred = data["pred"] if "pred" in data.files else None
                 cycles = NegativeCycles(data["cycle_vertices"], data["cycle_reach_to"], data["cycle_reach_from"])
-        except (OSError, ValueError, KeyError) as exc:
+        except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")

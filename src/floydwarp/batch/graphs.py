@@ -131,10 +131,12 @@ class GraphBatch:
     def load(cls, path) -> "GraphBatch":
         """A batch from a ``.npz`` file: PyG arrays (``edge_index``, ``ptr`` or ``batch``, optional
         ``edge_weight``) or a padded ``graphs`` (B, N, N) array with optional ``sizes``."""
+        from ..io.npy import NPZ_ERRORS
+
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
+        except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
         try:
             if "edge_index" in arrays:

@@ -132,6 +132,8 @@ class BatchResult:
     @classmethod
     def load(cls, path) -> "BatchResult":
         """Read a file written by :meth:`save`."""
+        from ..io.npy import NPZ_ERRORS
+
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
@@ -139,7 +141,7 @@ class BatchResult:
                     raise KeyError("format")
                 dist, sizes, negative = data["dist"], data["sizes"], data["negative_cycle"]
                 pred = data["pred"] if "pred" in data.files else None
-        except (OSError, ValueError, KeyError) as exc:
+        except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a floydwarp batch result file ({exc})") from exc
         inf = np.inf if np.dtype(meta["dtype"]).kind == "f" else np.dtype(meta["dtype"]).type(meta["inf"])
         return cls(dist, pred, sizes=sizes, negative_cycle=negative, inf=inf, backend=meta.get("backend", ""),

@@ -5,6 +5,7 @@ read once, when the solver builds its start matrix.
 """
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,10 @@ from ..graph import Graph
 from .atomic import atomic_path
 
 EXTENSIONS = (".npy",)
+#: what ``np.load`` of an ``.npz`` and reading its members raise for a file that is not a whole
+#: ``.npz`` of the arrays asked for: EOFError when empty, BadZipFile when cut or foreign, KeyError
+#: for a missing member
+NPZ_ERRORS = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 def load_array(path: Path, what: str = "array"):
