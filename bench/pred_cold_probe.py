@@ -1,0 +1,41 @@
+"""First GPU solves with predecessors: time spent compiling CuPy's own kernels (NVRTC), by size.
+
+Run twice with the same CUPY_CACHE_DIR: the first process starts from an empty cache, the second
+shows what a later process still compiles for sizes it has not met.
+"""
+import json
+import os
+import sys
+import time
+
+import floydwarp as fw
+from floydwarp.generate import erdos_renyi
+
+import cupy  # noqa: E402  (after floydwarp: the probe measures floydwarp's own imports first)
+from cupy.cuda import compiler
+
+compiles = []
+_orig = compiler._compile_using_nvrtc_no_warning
+
+
+def counted(*args, **kwargs):
+    t = time.perf_counter()
+    try:
+        return _orig(*args, **kwargs)
+    finally:
+        compiles.append(time.perf_counter() - t)
+
+
+compiler._compile_using_nvrtc_no_warning = counted
+rows = []
+for n in [int(x) for x in sys.argv[1].split(",")]:
+    g = erdos_renyi(n, 5, seed=1)
+    for pred in (False, True):
+        before = len(compiles), sum(compiles)
+        t = time.perf_counter()
+        r = fw.solve(g, backend="gpu", predecessors=pred)
+        wall = time.perf_counter() - t
+        rows.append({"n": n, "pred": pred, "wall_s": wall, "nvrtc_calls": len(compiles) - before[0],
+                     "nvrtc_s": sum(compiles) - before[1], "timings": r.timings})
+        print(json.dumps(rows[-1]), flush=True)
+json.dump(rows, open(os.path.join(os.environ.get("OUT", "."), f"pred-cold-{sys.argv[2]}.json"), "w"), indent=1)
