@@ -10,6 +10,9 @@ import os
 import sys
 import time
 
+#: seconds a failing rank waits, after writing its message, before MPI_Abort ends the job
+ABORT_GRACE_S = 0.25
+
 
 def world():
     from mpi4py import MPI
@@ -79,4 +82,8 @@ def abort_on_error(comm):
         sys.stderr.write(f"floydwarp: rank {comm.Get_rank()} of {comm.Get_size()} failed: "
                          f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
+        # The launcher forwards a rank's output from a pipe on its own time, and MPI_Abort ends
+        # it with the job: without a pause the message was lost now and then (MPICH's hydra on a
+        # busy 2-core box), leaving a failed job with nothing said.
+        time.sleep(ABORT_GRACE_S)
         comm.Abort(int(os.environ.get("FLOYDWARP_MPI_ABORT_CODE", "3")))
