@@ -1,6 +1,7 @@
 """The mpi backend under a real launcher (mpiexec -n 2 and -n 4, oversubscribed on small machines)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,11 +25,18 @@ def launch(n, script, *args, timeout=300):
     return proc, time.monotonic() - t0
 
 
+def last_json(stdout: str):
+    """The job's last line of JSON (Open MPI 4.1's launcher adds terminal resets, ESC[0m, to the
+    output it forwards)."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", stdout)
+    return json.loads([line for line in plain.splitlines() if line.lstrip().startswith("{")][-1])
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_results_identical_to_single_process(ranks):
     proc, _ = launch(ranks, "check_equal.py")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = last_json(proc.stdout)
     assert summary["size"] == ranks and summary["cases"] > 50
     assert summary["failures"] == []
 
@@ -70,7 +78,7 @@ def test_bad_input_refused_on_every_rank_with_the_same_message(tmp_path):
 def test_checkpoint_on_every_rank_resumes_bit_identical(tmp_path, lookahead):
     proc, _ = launch(2, "checkpoint_resume.py", str(tmp_path), lookahead)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"stopped": True, "identical": True}
+    assert last_json(proc.stdout) == {"stopped": True, "identical": True}
     assert sorted(p.name.split(".")[0] for p in tmp_path.glob("shard-*.dist.npy")) == ["shard-0", "shard-1"]
 
 
@@ -79,7 +87,7 @@ def test_checkpoint_on_every_rank_resumes_bit_identical(tmp_path, lookahead):
 def test_parallel_write_is_bit_identical_to_single_process_files(tmp_path, ranks):
     proc, _ = launch(ranks, "parallel_write.py", str(tmp_path), "compare")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = last_json(proc.stdout)
     assert summary["size"] == ranks and summary["cases"] == 20
     assert summary["failures"] == []
     assert summary["leftovers"] == []                                  # no temporary file stays behind
@@ -89,7 +97,7 @@ def test_parallel_write_is_bit_identical_to_single_process_files(tmp_path, ranks
 def test_result_too_large_for_rank_0_is_refused_without_a_path_and_written_with_one(tmp_path):
     proc, _ = launch(2, "parallel_write.py", str(tmp_path), "refuse")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = last_json(proc.stdout)
     first, second = summary["messages"]
     assert first == second and "cannot be gathered to rank 0" in first and "output .npy path" in first
     assert summary["written"] == {"blocked-2d": True, "rows": True}
@@ -101,7 +109,7 @@ def test_result_too_large_for_rank_0_is_refused_without_a_path_and_written_with_
 def test_a_rank_failing_to_write_fails_every_rank_and_leaves_no_file(tmp_path):
     proc, _ = launch(2, "parallel_write.py", str(tmp_path), "fail")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = last_json(proc.stdout)
     first, second = summary["messages"]
     assert first == second
     assert "failed.npy: rank 1 could not write its part of it: OSError" in first
@@ -134,7 +142,7 @@ def test_parallel_write_of_every_dtype_matches_a_plain_loop(tmp_path):
 
     proc, _ = launch(2, "write_every_dtype.py", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = last_json(proc.stdout)
     assert summary["errors"] == {}
     for case, (n, edges) in CASES.items():
         for dtype in DTYPES:
