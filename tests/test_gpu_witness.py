@@ -80,6 +80,28 @@ def test_kernel_matches_the_model(dtype, n):
         np.testing.assert_array_equal(a.get(), b)
 
 
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 300, 2100])
+def test_device_counts_match_numpy(dtype, n):
+    """Tight edges and zero edges counted by checks.cu (pitched views) equal the NumPy count,
+    float slack and the rounding of d + slack * w included."""
+    real = dtype.startswith("float")
+    g = _real_graph(n, n) if real else erdos_renyi(n, 20, seed=n)
+    inf = numeric.inf_of(np.dtype(dtype))
+    start = g.to_matrix(dtype, inf)
+    np.fill_diagonal(start, 0)
+    d = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype).dist
+    rng = np.random.default_rng(n)
+    start[rng.random((n, n)) < 0.01] = 0                      # some zero edges
+    slacks = [0.0, n * float(np.finfo(dtype).eps), 0.05] if real else [0.0]
+    pitched = [cp.zeros((n, n + 3), dtype)[:, :n] for _ in range(2)]
+    pitched[0][...] = cp.asarray(d)
+    pitched[1][...] = cp.asarray(start)
+    for slack in slacks:
+        assert witness.count(*pitched, slack) == witness.count(d, start, slack)
+    assert witness.zero_edges(pitched[1]) == witness.zero_edges(start)
+
+
 def test_a_missing_witness_is_counted():
     g = erdos_renyi(300, 20, seed=4)
     start = cp.asarray(g.to_matrix("int16", numeric.inf_of(np.dtype("int16"))))

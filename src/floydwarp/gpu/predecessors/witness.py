@@ -30,7 +30,7 @@ import numpy as np
 from ... import numeric
 from ...arrays import array_module
 from ...predecessors import NO_PREDECESSOR
-from .. import modules, panel
+from .. import checks, modules, panel
 
 #: int16 with n <= KEYED_MAX_N runs on keys (fw_witness_keyed): k fits the low 16 bits
 KEYED_MAX_N = 1 << 16
@@ -144,24 +144,28 @@ _BAND = 2048
 _MAX_ENTRIES = 2**30
 
 
-def _off_diagonal(band_mask, n: int, xp) -> int:
-    """True entries off the diagonal of an n x n mask given band by band:
-    ``band_mask(lo)`` is rows ``lo .. lo + _BAND``."""
+def _off_diagonal(band_mask, n: int) -> int:
+    """True entries off the diagonal of an n x n NumPy mask given band by band:
+    ``band_mask(lo)`` is rows ``lo .. lo + _BAND`` (on a device: checks.count_off_diagonal)."""
     total = 0
     for lo in range(0, n, _BAND):
         m = band_mask(lo)
-        total += int(xp.count_nonzero(m)) - int(xp.count_nonzero(xp.diagonal(m, offset=lo)))
+        total += int(np.count_nonzero(m)) - int(np.count_nonzero(np.diagonal(m, offset=lo)))
     return total
 
 
 def zero_edges(w) -> int:
     """Zero weights of the start matrix ``w`` off its diagonal."""
-    return _off_diagonal(lambda lo: w[lo:lo + _BAND] == 0, w.shape[0], array_module(w))
+    if array_module(w) is not np:
+        return checks.count_off_diagonal(w, w, zero=True)
+    return _off_diagonal(lambda lo: w[lo:lo + _BAND] == 0, w.shape[0])
 
 
 def count(d, w, slack: float) -> int:
     """How many candidate edges there are (off the diagonal)."""
-    return _off_diagonal(lambda lo: tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack), d.shape[0], array_module(d))
+    if array_module(d) is not np:
+        return checks.count_off_diagonal(d, w, inf=numeric.inf_of(w.dtype), slack=slack)
+    return _off_diagonal(lambda lo: tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack), d.shape[0])
 
 
 def candidates(d, w, slack: float) -> Candidates:
@@ -185,7 +189,9 @@ def candidates(d, w, slack: float) -> Candidates:
     order = xp.argsort(segment * kc + k % kc)
     k, j, segment = k[order], j[order], segment[order]
     nseg = -(-n // group) * chunks * group
-    sizes = xp.bincount(segment, minlength=nseg)
+    # segment is sorted: each one's size from where it starts (bincount checks its input with a
+    # CuPy reduction, which compiles for 3.5 s where CuPy's disk cache is cold)
+    sizes = xp.diff(xp.searchsorted(segment, xp.arange(nseg + 1)))
     first = xp.cumsum(sizes) - sizes                    # of each segment, unpadded
     seg = xp.zeros(nseg + 1, np.int64)
     seg[1:] = xp.cumsum(-(-sizes // UNROLL) * UNROLL)
