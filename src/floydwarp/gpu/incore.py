@@ -229,7 +229,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         pr = None
         if plan.predecessors:
             pr = cp.full((lay.N, lay.pred_pitch), NO_PREDECESSOR, dtype=cp.int32)
-            seed_predecessors(cp, d, pr, n, inf)
+            start.seed_predecessors(d, pr, n, inf)
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter()
         compiled = modules.record_stage(timings, "setup", t2 - t1, compiled)
@@ -290,14 +290,6 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         raise FloydwarpError(
             f"CUDA error in gpu/{plan.algorithm} (n = {n}, dtype {dtype.name}): {exc}. "
             f"The device may need a restart of this process; backend='cpu' is unaffected") from exc
-
-
-def seed_predecessors(cp, d, pr, n, inf):
-    """The predecessors of the start matrix: ``i`` on every edge ``i -> j``, none elsewhere."""
-    rows = cp.arange(n, dtype=cp.int32)[:, None]
-    pr[:n, :n] = cp.where(d[:n, :n] < inf, rows, cp.int32(NO_PREDECESSOR))
-    idx = cp.arange(n)
-    pr[idx, idx] = NO_PREDECESSOR
 
 
 def cdiv(a, b):

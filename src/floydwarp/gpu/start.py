@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..predecessors import NO_PREDECESSOR
 from . import modules, transfer
 
 _THREADS = 256
@@ -21,7 +22,8 @@ def index_dtype(n: int) -> np.dtype:
 
 def _group(dtype) -> tuple:
     ct = modules.ctype(dtype)
-    return (modules.name_expression("fw_fill", dtype), *(f"fw_scatter<{ct}, {i}>" for i in _INDEX_CTYPES.values()))
+    return (modules.name_expression("fw_fill", dtype), modules.name_expression("fw_seed_predecessors", dtype),
+            *(f"fw_scatter<{ct}, {i}>" for i in _INDEX_CTYPES.values()))
 
 
 def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
@@ -56,3 +58,18 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
             (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0),
              buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
     return d
+
+
+def seed_predecessors(d, pr, n: int, inf) -> None:
+    """The predecessors of the start matrix ``d`` into ``pr`` (CuPy, rows ``pitch`` apart): ``i``
+    on every edge ``i -> j``, none elsewhere, in the n x n corner.  One kernel of the start
+    module, on the ``compile`` clock: CuPy's ``where`` and index arithmetic compiled kernels of
+    their own, outside it (about a second where CuPy's disk cache is cold)."""
+    if n == 0:
+        return
+    group = _group(d.dtype)
+    seed = modules.kernel("start.cu", group[1], group)
+    gx = max(1, min(-(-n // _THREADS), 8))
+    seed((gx, min(n, 65535)), (_THREADS,), (d, np.int64(d.strides[0] // d.itemsize), pr,
+                                            np.int64(pr.strides[0] // pr.itemsize), np.int32(n),
+                                            d.dtype.type(inf), np.int32(NO_PREDECESSOR)))

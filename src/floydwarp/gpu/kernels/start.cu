@@ -29,3 +29,15 @@ __global__ void fw_scatter(T* d, i64 p, int rows, i64 cols, i64 r0, i64 c0,
             d[i * p + j] = w[e];
     }
 }
+
+// The predecessors of the start matrix's n x n corner: i on every edge i -> j (j != i, d below
+// INF), ``none`` elsewhere.  Rows stride over y, columns over x.
+template <typename T>
+__global__ void fw_seed_predecessors(const T* __restrict__ d, i64 pd, int* pr, i64 pp, int n, T inf, int none) {
+    for (int i = blockIdx.y; i < n; i += gridDim.y) {
+        const T* drow = d + (i64)i * pd;
+        int* prow = pr + (i64)i * pp;
+        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
+            prow[j] = (j != i && drow[j] < inf) ? i : none;
+    }
+}

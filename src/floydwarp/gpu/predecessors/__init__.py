@@ -9,8 +9,7 @@ import functools
 import numpy as np
 
 from ...errors import FloydwarpError
-from .. import device, tiles
-from ..incore import seed_predecessors
+from .. import device, start, tiles
 from . import keyed, witness
 
 #: how ``fast`` computes predecessors (options["predecessor_method"]; by default the
@@ -57,5 +56,5 @@ def run(ctx, distances) -> bool:
             ctx.loop_free = name == "witness"
             return True
         # the method gave up; it may have written predecessors (witness.run)
-        seed_predecessors(ctx.cp, ctx.d, ctx.pr, ctx.n, ctx.plan.inf)
+        start.seed_predecessors(ctx.d, ctx.pr, ctx.n, ctx.plan.inf)
     return False
