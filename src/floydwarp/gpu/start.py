@@ -2,7 +2,8 @@
 edges cross the bus, compacted (uint16 vertex ids up to 65536 vertices, else int32;
 weights in the distance dtype), cast chunk by chunk into pinned buffers by worker threads
 while earlier chunks are in flight (``transfer.upload_columns``).  One GPU builds its whole
-padded matrix; each process of the multi-GPU engines builds its own block."""
+padded matrix; each process of the multi-GPU engines builds its own block.  The predecessors
+of a start matrix are seeded here too (:func:`seed_predecessors`), by the same module."""
 from __future__ import annotations
 
 import numpy as np
