@@ -2,6 +2,8 @@
 
 Run twice with the same CUPY_CACHE_DIR: the first process starts from an empty cache, the second
 shows what a later process still compiles for sizes it has not met.
+``CUPY_CACHE_DIR=$(mktemp -d) PYTHONPATH=src python3 bench/pred_cold_probe.py 300,517,2500 NAME``
+writes ``$OUT/pred-cold-NAME.json``.
 """
 import json
 import os
@@ -11,22 +13,9 @@ import time
 import floydwarp as fw
 from floydwarp.generate import erdos_renyi
 
-import cupy  # noqa: E402  (after floydwarp: the probe measures floydwarp's own imports first)
-from cupy.cuda import compiler
+import nvrtc_clock
 
-compiles = []
-_orig = compiler._compile_using_nvrtc_no_warning
-
-
-def counted(*args, **kwargs):
-    t = time.perf_counter()
-    try:
-        return _orig(*args, **kwargs)
-    finally:
-        compiles.append(time.perf_counter() - t)
-
-
-compiler._compile_using_nvrtc_no_warning = counted
+compiles = nvrtc_clock.install()
 rows = []
 for n in [int(x) for x in sys.argv[1].split(",")]:
     g = erdos_renyi(n, 5, seed=1)
