@@ -201,9 +201,10 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
                 started.wait()
         raise
     del L
-    r0, r1, c0, c1 = blocks.real_extent(part, grid)
+    r0, c0 = rows.at
+    landed = matrix[r0:r0 + rows.rows, c0:c0 + rows.cols]
     # read where it landed: a read of the GPU's copy would queue behind the block's last copies
-    negative = gpu_engine.negative_anywhere(control, matrix[r0:r1, c0:c1], part, grid)
+    negative = gpu_engine.negative_anywhere(control, landed, part, grid)
     meta["dma_share"] = rows.host.locked_share()
     meta["gather_overlapped"] = rows.share()
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import modules
+from .panel import pitched
 
 _BLOCK = 256
 
@@ -39,19 +40,11 @@ def count_off_diagonal(d, w, *, inf=None, slack: float = 0.0, zero: bool = False
     n = d.shape[0]
     if n == 0:
         return 0
-    pd, pw = (_row_pitch(m) for m in (d, w))
     expr = modules.name_expression("fw_count_off_diagonal", d.dtype)
     kern = modules.kernel("checks.cu", expr)
     count = cp.zeros(1, dtype=cp.uint64)
     t = d.dtype.type
     grid = (max(1, min(-(-n // _BLOCK), 8)), max(1, min(n, 65535)))
-    kern(grid, (_BLOCK,), (d, np.int64(pd), w, np.int64(pw), np.int32(n), t(0 if zero else inf),
-                           np.float64(slack), np.int32(zero), count))
+    kern(grid, (_BLOCK,), (*pitched(d), *pitched(w), np.int32(n), t(0 if zero else inf), np.float64(slack),
+                           np.int32(zero), count))
     return int(count.get()[0])
-
-
-def _row_pitch(m) -> int:
-    """Entries between rows of a matrix whose rows are contiguous."""
-    if m.strides[1] != m.itemsize or m.strides[0] % m.itemsize:
-        raise ValueError("the rows of a checked matrix must be contiguous")
-    return m.strides[0] // m.itemsize

@@ -5,8 +5,9 @@ finishes the rows band by band (``schedule.run(deliver=)``).  :class:`Rows` is t
 ``deliver`` of an in-core run and of a multi-GPU worker: as each band's kernel ends, its rows
 go by DMA on a stream of their own where the host array (:class:`transfer.HostMatrix`: the
 result, or the worker's rows of the shared result file) has them page-locked by then;
-:meth:`Rows.finish` copies what is left (rows whose pages were not locked yet) the usual way.  At n = 32768 the last of 16 rounds is ~150 ms of kernels and the whole copy
-~80 ms, so only the last band's copy is left after the kernels.
+:meth:`Rows.finish` copies what is left (rows whose pages were not locked yet) the usual way.
+At n = 32768 the last of 16 rounds is ~150 ms of kernels and the whole copy ~80 ms, so only
+the last band's copy is left after the kernels.
 """
 from __future__ import annotations
 

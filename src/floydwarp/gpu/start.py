@@ -10,6 +10,7 @@ import numpy as np
 
 from ..predecessors import NO_PREDECESSOR
 from . import modules, transfer
+from .panel import pitched
 
 _THREADS = 256
 #: C++ types of the vertex ids the edges travel in
@@ -71,6 +72,5 @@ def seed_predecessors(d, pr, n: int, inf) -> None:
     group = _group(d.dtype)
     seed = modules.kernel("start.cu", group[1], group)
     gx = max(1, min(-(-n // _THREADS), 8))
-    seed((gx, min(n, 65535)), (_THREADS,), (d, np.int64(d.strides[0] // d.itemsize), pr,
-                                            np.int64(pr.strides[0] // pr.itemsize), np.int32(n),
-                                            d.dtype.type(inf), np.int32(NO_PREDECESSOR)))
+    seed((gx, min(n, 65535)), (_THREADS,), (*pitched(d), *pitched(pr), np.int32(n), d.dtype.type(inf),
+                                            np.int32(NO_PREDECESSOR)))
