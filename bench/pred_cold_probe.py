@@ -25,6 +25,7 @@ for n in [int(x) for x in sys.argv[1].split(",")]:
         r = fw.solve(g, backend="gpu", predecessors=pred)
         wall = time.perf_counter() - t
         rows.append({"n": n, "pred": pred, "wall_s": wall, "nvrtc_calls": len(compiles) - before[0],
-                     "nvrtc_s": sum(compiles) - before[1], "timings": r.timings})
+                     "nvrtc_s": sum(compiles) - before[1], "kernels": nvrtc_clock.NAMES[before[0]:],
+                     "timings": r.timings})
         print(json.dumps(rows[-1]), flush=True)
 json.dump(rows, open(os.path.join(os.environ.get("OUT", "."), f"pred-cold-{sys.argv[2]}.json"), "w"), indent=1)

@@ -266,6 +266,44 @@ def test_any_in_range_on_the_device(dtype):
         assert any_in_range(big[:rows, :cols], 100, 101) == bool((h == 100).any())   # pitched view
 
 
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float64"])
+def test_pitched_device_views_copy_by_rows(dtype):
+    from floydwarp.errors import FloydwarpError
+    from floydwarp.gpu import panel
+
+    h = np.arange(37 * 53).reshape(37, 53).astype(dtype)
+    src = cupy.zeros((40, 70), dtype)[:37, 5:58]
+    src[...] = cupy.asarray(h)
+    dst = cupy.full((37, 61), 7, dtype)
+    panel.copy(dst[:, 3:56], src)
+    np.testing.assert_array_equal(dst[:, 3:56].get(), h)
+    assert (dst[:, :3] == 7).all() and (dst[:, 56:] == 7).all()        # the pitch's padding untouched
+    panel.copy(dst[:0, :0], src[:0, :0])
+    with pytest.raises(FloydwarpError, match="copy"):
+        panel.copy(dst, src)
+
+
+@pytest.mark.parametrize("n,rows,cols", [(1, 1, 1), (5, 5, 5), (5, 64, 70), (300, 320, 333)])
+def test_seeded_predecessors_cover_the_padding(n, rows, cols):
+    """start.seed_predecessors writes every entry of a padded predecessor matrix that starts
+    empty: i on the edges of the n x n corner, none elsewhere."""
+    from floydwarp.gpu import start
+    from floydwarp.predecessors import NO_PREDECESSOR
+
+    rng = np.random.default_rng(n)
+    inf = np.int32(2**30 - 1)
+    w = np.where(rng.random((n, n)) < 0.3, rng.integers(1, 9, (n, n)), inf).astype(np.int32)
+    np.fill_diagonal(w, 0)
+    d = cupy.full((rows, cols + 3), inf, np.int32)
+    d[:n, :n] = cupy.asarray(w)
+    pr = cupy.full((rows, cols), 12345, np.int32)
+    start.seed_predecessors(d, pr, n, inf)
+    want = np.full((rows, cols), NO_PREDECESSOR, np.int32)
+    i, j = np.nonzero((w < inf) & ~np.eye(n, dtype=bool))
+    want[i, j] = i
+    np.testing.assert_array_equal(pr.get(), want)
+
+
 def test_a_first_kernel_compile_is_its_own_stage(monkeypatch):
     """A kernel fetched for the first time inside the compute is timed as "compile", not "compute"."""
     from floydwarp.gpu import modules

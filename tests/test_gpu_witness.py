@@ -14,6 +14,7 @@ import floydwarp as fw  # noqa: E402
 from floydwarp import numeric  # noqa: E402
 from floydwarp.errors import FloydwarpError  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
+from floydwarp.gpu import checks  # noqa: E402
 from floydwarp.gpu.predecessors import witness  # noqa: E402
 from floydwarp.predecessors import NO_PREDECESSOR, has_loops, walk  # noqa: E402
 
@@ -56,62 +57,92 @@ def _check_rounded(res, g, rtol):
         np.testing.assert_allclose(sum(w[u, v] for u, v in zip(path, path[1:])), d[a, b], rtol=rtol)
 
 
-@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
-@pytest.mark.parametrize("n", [1, 2, 37, 300, 1100])
-def test_kernel_matches_the_model(dtype, n):
-    """Distances of a real run, candidates from the start matrix: the kernel's predecessors
-    and misses are the model's, entry for entry (chunks and column groups that do not divide n)."""
+def _pitched(a):
+    """A device copy of ``a`` in a matrix with a wider row pitch."""
+    out = cp.zeros((a.shape[0], a.shape[1] + 3), a.dtype)[:, :a.shape[1]]
+    out[...] = cp.asarray(a)
+    return out
+
+
+def _entry_fields(entries, dtype, keyed):
+    """(first word, the weight or key) of packed candidates: the bytes the kernels read
+    (a WitnessEntry's padding is left as it falls)."""
+    if keyed:
+        return entries[:, 0], entries[:, 1]
+    at = (8 if entries.shape[1] == 4 else 4) // np.dtype(dtype).itemsize
+    return entries[:, 0], np.ascontiguousarray(entries).view(dtype)[:, at]
+
+
+def _case(dtype, n):
+    """(distances of a real run, start matrix, slack) on a host."""
     real = dtype.startswith("float")
     g = _real_graph(n, n) if real else erdos_renyi(n, 20, seed=n)
     start = g.to_matrix(dtype, numeric.inf_of(np.dtype(dtype)))
     np.fill_diagonal(start, 0)
     d = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype).dist
-    slack = n * float(np.finfo(dtype).eps) if real else 0.0
-    cand = witness.candidates(d, start, slack)
+    return d, start, (n * float(np.finfo(dtype).eps) if real else 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 37, 300, 1100])
+def test_kernel_matches_the_model(dtype, n):
+    """Distances of a real run, candidates from the start matrix: the kernel's predecessors
+    and misses are the model's, entry for entry (chunks and column groups that do not divide n)."""
+    d, start, slack = _case(dtype, n)
+    cand = model.candidates(d, start, slack)
     want, want_misses = model.recover(d, cand, slack)
     pad = cp.full((n, n + 5), 7, cp.int32)[:, :n]                # a pitched output view
-    dev = witness.Candidates(cp.asarray(cand.seg), cp.asarray(cand.k), cp.asarray(cand.w), cand.shape, cand.chunks)
-    misses = witness.recover(cp.asarray(d), cp.asarray(start), pad, slack, dev)
+    dev = witness.Candidates(cp.asarray(cand.seg), cp.asarray(model.pack(cand)), cand.shape, cand.chunks,
+                             int((cand.k >= 0).sum()))
+    misses = witness.recover(cp.asarray(d), pad, slack, dev)
     assert misses == want_misses == 0
     np.testing.assert_array_equal(pad.get(), want)
-    # the device builds the same candidates
-    built = witness.candidates(cp.asarray(d), cp.asarray(start), slack)
-    for a, b in zip((built.seg, built.k, built.w), (cand.seg, cand.k, cand.w)):
-        np.testing.assert_array_equal(a.get(), b)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 37, 300, 1100, 2100])
+def test_device_candidates_are_the_models(dtype, n):
+    """witness.candidates (fw_witness_count, fw_witness_fill) on pitched views writes the
+    model's segments and entries, for the slack of the run and wider ones (the float
+    rounding of d + slack * w), and refuses more candidates than its limit."""
+    d, start, slack = _case(dtype, n)
+    slacks = [slack, 0.05] if slack else [0.0]
+    for s in slacks:
+        want = model.candidates(d, start, s)
+        built = witness.candidates(_pitched(d), _pitched(start), s, limit=n * n)
+        assert built.shape == want.shape and built.chunks == want.chunks
+        assert built.count == model.count(d, start, s)
+        np.testing.assert_array_equal(built.seg.get(), want.seg)
+        for a, b in zip(_entry_fields(built.entries.get(), dtype, want.shape.keyed),
+                        _entry_fields(model.pack(want), dtype, want.shape.keyed)):
+            np.testing.assert_array_equal(a, b)
+        tight = built.count
+        assert witness.candidates(cp.asarray(d), cp.asarray(start), s, limit=tight) is not None
+        if tight:
+            assert witness.candidates(cp.asarray(d), cp.asarray(start), s, limit=tight - 1) is None
 
 
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64"])
 @pytest.mark.parametrize("n", [1, 2, 300, 2100])
-def test_device_counts_match_numpy(dtype, n):
-    """Tight edges and zero edges counted by checks.cu (pitched views) equal the NumPy count,
-    float slack and the rounding of d + slack * w included."""
-    real = dtype.startswith("float")
-    g = _real_graph(n, n) if real else erdos_renyi(n, 20, seed=n)
-    inf = numeric.inf_of(np.dtype(dtype))
-    start = g.to_matrix(dtype, inf)
-    np.fill_diagonal(start, 0)
-    d = fw.solve(g, backend="gpu", algorithm="fast", dtype=dtype).dist
+def test_device_zero_count_matches_numpy(dtype, n):
     rng = np.random.default_rng(n)
-    start[rng.random((n, n)) < 0.01] = 0                      # some zero edges
-    slacks = [0.0, n * float(np.finfo(dtype).eps), 0.05] if real else [0.0]
-    pitched = [cp.zeros((n, n + 3), dtype)[:, :n] for _ in range(2)]
-    pitched[0][...] = cp.asarray(d)
-    pitched[1][...] = cp.asarray(start)
-    for slack in slacks:
-        assert witness.count(*pitched, slack) == witness.count(d, start, slack)
-    assert witness.zero_edges(pitched[1]) == witness.zero_edges(start)
+    w = rng.integers(1, 9, (n, n)).astype(dtype)
+    w[rng.random((n, n)) < 0.01] = 0
+    want = int((w == 0).sum() - (np.diagonal(w) == 0).sum())
+    assert checks.count_zeros_off_diagonal(_pitched(w)) == want
 
 
 def test_a_missing_witness_is_counted():
     g = erdos_renyi(300, 20, seed=4)
-    start = cp.asarray(g.to_matrix("int16", numeric.inf_of(np.dtype("int16"))))
-    cp.fill_diagonal(start, 0)
-    d = cp.asarray(fw.solve(g, backend="gpu", algorithm="fast", dtype="int16").dist)
-    cand = witness.candidates(d, start, 0.0)
-    empty = witness.Candidates(cp.zeros_like(cand.seg), cand.k, cand.w, cand.shape, cand.chunks)
+    start = g.to_matrix("int16", numeric.inf_of(np.dtype("int16")))
+    np.fill_diagonal(start, 0)
+    d = fw.solve(g, backend="gpu", algorithm="fast", dtype="int16").dist
+    cand = model.candidates(d, start, 0.0)
+    empty = witness.Candidates(cp.zeros(cand.seg.size, cp.int32), cp.asarray(model.pack(cand)), cand.shape,
+                               cand.chunks, 0)
     pred = cp.zeros((300, 300), cp.int32)
     reachable = int((d < numeric.inf_of(d.dtype)).sum()) - 300
-    assert witness.recover(d, start, pred, 0.0, empty) == reachable
+    assert witness.recover(cp.asarray(d), pred, 0.0, empty) == reachable
     assert (pred == NO_PREDECESSOR).all()
 
 

@@ -49,14 +49,6 @@ def test_positive_weights_only():
     assert witness.plan_witness(_plan("int64", 100, 1, 16), 100, False) is None     # no kernel for int64
 
 
-def test_zero_edges_off_the_diagonal():
-    w = np.ones((3000, 3000), np.int16)
-    np.fill_diagonal(w, 0)
-    assert witness.zero_edges(w) == 0
-    w[2500, 7] = w[5, 2999] = 0
-    assert witness.zero_edges(w) == 2
-
-
 def test_float_slack_is_the_error_bound_of_an_n_term_sum():
     wp = witness.plan_witness(_plan("float32", 1000, 0.5, 16, integral=False), 1000, False)
     assert wp.slack == pytest.approx(1000 * np.finfo(np.float32).eps)
@@ -88,7 +80,7 @@ def test_candidates_are_the_tight_edges_in_segments(dtype, n):
     rng = np.random.default_rng(n)
     start = _start(random_weight_matrix(rng, n, density=0.2, low=1, high=9), dtype)
     d = _distances(start)
-    cand = witness.candidates(d, start, 0.0)
+    cand = model.candidates(d, start, 0.0)
     sh = witness.shape(dtype, n)
     assert cand.shape == sh and cand.chunks == -(-n // sh.chunk)
     assert cand.seg.size == -(-n // sh.group) * cand.chunks * sh.group + 1
@@ -96,12 +88,21 @@ def test_candidates_are_the_tight_edges_in_segments(dtype, n):
     sizes = np.diff(cand.seg)
     assert (sizes >= 0).all() and (sizes % witness.UNROLL == 0).all()
     tight = (start < numeric.inf_of(start.dtype)) & (start == d) & ~np.eye(n, dtype=bool)
-    assert (cand.k >= 0).sum() == tight.sum() == witness.count(d, start, 0.0)
+    assert (cand.k >= 0).sum() == tight.sum() == model.count(d, start, 0.0)
     # each segment: its candidates, then fewer than UNROLL pads (k = -1, weight INF)
     for a, b in zip(cand.seg[:-1], cand.seg[1:]):
         real = cand.k[a:b] >= 0
         assert (np.sort(real)[::-1] == real).all() and (~real).sum() < witness.UNROLL
     assert (cand.w[cand.k < 0] == numeric.inf_of(start.dtype)).all()
+    # the kernels' entries: the byte offset of k in its chunk's row slice, and w or a key
+    entries = model.pack(cand)
+    real = cand.k >= 0
+    assert entries.shape == (cand.k.size, sh.entry_bytes // 4)
+    np.testing.assert_array_equal(entries[real, 0] if not sh.keyed else entries[real, 1],
+                                  cand.k[real] % sh.chunk * start.dtype.itemsize)
+    if sh.keyed:
+        np.testing.assert_array_equal(entries[real, 0], (cand.w[real].astype(np.int32) << 16) | cand.k[real])
+        assert (entries[~real, 0] == model.PAD_KEY).all()
     found = np.zeros((n, n), bool)
     for j in range(n):
         k, w = model.column_candidates(cand, j, n)
@@ -114,8 +115,8 @@ def test_candidates_are_the_tight_edges_in_segments(dtype, n):
 def test_float_candidates_include_the_nearly_tight():
     start = np.array([[0, 1.0, 2.001], [np.inf, 0, 1.0], [np.inf, np.inf, 0]], np.float32)
     d = _distances(start)                 # d[0, 2] = 2 < 2.001 = w[0, 2]
-    assert witness.count(d, start, 0.0) == 2
-    assert witness.count(d, start, 1e-2) == 3
+    assert model.count(d, start, 0.0) == 2
+    assert model.count(d, start, 1e-2) == 3
 
 
 # ---------------------------------------------------------------------- the rule
@@ -144,7 +145,7 @@ def test_integer_witnesses_are_exact_and_tight(dtype, seed):
     start = _start(w, dtype)
     d = _distances(start)
     np.testing.assert_array_equal(np.where(d < numeric.inf_of(d.dtype), d, np.inf), triple_loop(w))
-    pred, misses = model.recover(d, witness.candidates(d, start, 0.0), 0.0)
+    pred, misses = model.recover(d, model.candidates(d, start, 0.0), 0.0)
     assert misses == 0
     i, j = np.nonzero((pred != NO_PREDECESSOR))
     np.testing.assert_array_equal(d[i, pred[i, j]].astype(np.int64) + start[pred[i, j], j], d[i, j])
@@ -156,7 +157,7 @@ def test_ties_go_to_the_smallest_witness():
     start = _start(np.array([[0, 1, 1, np.inf], [np.inf, 0, np.inf, 1], [np.inf, np.inf, 0, 1],
                              [np.inf] * 3 + [0]]), "int16")
     d = _distances(start)
-    pred, _ = model.recover(d, witness.candidates(d, start, 0.0), 0.0)
+    pred, _ = model.recover(d, model.candidates(d, start, 0.0), 0.0)
     assert pred[0, 3] == 1
 
 
@@ -169,7 +170,7 @@ def test_float_witnesses_within_the_slack(dtype, seed):
     start = _start(w, dtype)
     d = _distances(start)
     slack = n * float(np.finfo(start.dtype).eps)
-    pred, misses = model.recover(d, witness.candidates(d, start, slack), slack)
+    pred, misses = model.recover(d, model.candidates(d, start, slack), slack)
     assert misses == 0
     _check(d, pred, start)
 
@@ -177,7 +178,7 @@ def test_float_witnesses_within_the_slack(dtype, seed):
 def test_missing_candidates_are_misses():
     start = _start(np.array([[0, 1, np.inf], [np.inf, 0, 1], [np.inf, np.inf, 0]]), "float32")
     d = _distances(start)
-    cand = witness.candidates(d, start, 0.0)
-    empty = witness.Candidates(np.zeros_like(cand.seg), cand.k[:0], cand.w[:0], cand.shape, cand.chunks)
+    cand = model.candidates(d, start, 0.0)
+    empty = model.Candidates(np.zeros_like(cand.seg), cand.k[:0], cand.w[:0], cand.shape, cand.chunks)
     pred, misses = model.recover(d, empty, 0.0)
     assert misses == 3 and (pred == NO_PREDECESSOR).all()

@@ -30,21 +30,17 @@ def any_in_range(a, lo, hi) -> bool:
     return bool(int(found.get()[0]))
 
 
-def count_off_diagonal(d, w, *, inf=None, slack: float = 0.0, zero: bool = False) -> int:
-    """Off-diagonal entries of the n x n CuPy matrices (row-pitched views allowed) where ``w``
-    is 0 (``zero``), else where ``w`` is a tight edge of the distances ``d``: below ``inf`` and
-    equal to ``d`` (``slack`` 0) or at most ``d + slack * w`` (witness.tight's rule).  CuPy's own
-    count or sum compiles a reduction on first use, 3.5 s where its disk cache is cold."""
+def count_zeros_off_diagonal(w) -> int:
+    """Zeros of the n x n CuPy matrix ``w`` (a row-pitched view allowed) off its diagonal.
+    CuPy's own count or sum compiles a reduction on first use, 3.5 s where its disk cache is
+    cold."""
     import cupy as cp
 
-    n = d.shape[0]
+    n = w.shape[0]
     if n == 0:
         return 0
-    expr = modules.name_expression("fw_count_off_diagonal", d.dtype)
-    kern = modules.kernel("checks.cu", expr)
+    kern = modules.kernel("checks.cu", modules.name_expression("fw_count_zeros_off_diagonal", w.dtype))
     count = cp.zeros(1, dtype=cp.uint64)
-    t = d.dtype.type
     grid = (max(1, min(-(-n // _BLOCK), 8)), max(1, min(n, 65535)))
-    kern(grid, (_BLOCK,), (*pitched(d), *pitched(w), np.int32(n), t(0 if zero else inf), np.float64(slack),
-                           np.int32(zero), count))
+    kern(grid, (_BLOCK,), (*pitched(w), np.int32(n), count))
     return int(count.get()[0])

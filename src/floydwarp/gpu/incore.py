@@ -36,7 +36,6 @@ from .. import checkpoint, numeric, schedule
 from ..errors import FloydwarpError
 from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
-from ..predecessors import NO_PREDECESSOR
 from ..registry import register
 from . import delivery, device, modules, panel, start, transfer
 from .layout import Layout
@@ -184,7 +183,6 @@ def size(graph, plan, tile: int) -> Sizing:
 def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
     """Steps 1-4 of the module docstring around ``compute(ctx)``, which launches kernels."""
     import cupy as cp
-    from cupy.cuda import runtime as rt
 
     dtype = np.dtype(plan.dtype)
     n = int(graph.n)
@@ -228,7 +226,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             d[pad, pad] = 0
         pr = None
         if plan.predecessors:
-            pr = cp.full((lay.N, lay.pred_pitch), NO_PREDECESSOR, dtype=cp.int32)
+            pr = cp.empty((lay.N, lay.pred_pitch), dtype=cp.int32)
             start.seed_predecessors(d, pr, n, inf)
         cp.cuda.Device().synchronize()
         t2 = time.perf_counter()
@@ -268,8 +266,8 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         # ---- result
         t3 = time.perf_counter()
         if hosts is None:
-            dist = _unpad_on_device(cp, rt, d, lay, isz, dtype)
-            pred = None if pr is None else _unpad_on_device(cp, rt, pr, lay, 4, np.dtype(np.int32), pred=True)
+            dist = _unpadded(cp, d, n)
+            pred = None if pr is None else _unpadded(cp, pr, n)
         elif ctx.deliver is not None:
             dist, pred = ctx.deliver.finish(), None
             ctx.meta["d2h_overlapped"] = ctx.deliver.share()
@@ -296,11 +294,10 @@ def cdiv(a, b):
     return -(-int(a) // int(b))
 
 
-def _unpad_on_device(cp, rt, buf, lay: Layout, isz, dtype, pred=False):
-    n = lay.n
-    pitch_bytes = (lay.pred_pitch * 4) if pred else lay.row_bytes
-    if lay.N == n and (lay.pred_pitch if pred else lay.pitch) == n:
+def _unpadded(cp, buf, n: int):
+    """The n x n corner of a padded device matrix: ``buf`` itself where it has no padding."""
+    if buf.shape == (n, n):
         return buf
-    out = cp.empty((n, n), dtype=dtype)
-    rt.memcpy2D(out.data.ptr, n * isz, buf.data.ptr, pitch_bytes, n * isz, n, rt.memcpyDeviceToDevice)
+    out = cp.empty((n, n), dtype=buf.dtype)
+    panel.copy(out, buf[:n, :n])
     return out

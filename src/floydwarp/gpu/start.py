@@ -63,14 +63,16 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
 
 
 def seed_predecessors(d, pr, n: int, inf) -> None:
-    """The predecessors of the start matrix ``d`` into ``pr`` (CuPy, rows ``pitch`` apart): ``i``
-    on every edge ``i -> j``, none elsewhere, in the n x n corner.  One kernel of the start
-    module, on the ``compile`` clock: CuPy's ``where`` and index arithmetic compiled kernels of
+    """The predecessors of the start matrix ``d`` into all of ``pr`` (CuPy, rows ``pitch``
+    apart): ``i`` on every edge ``i -> j`` of the n x n corner, none elsewhere (padding
+    included, so ``pr`` may start empty).  One kernel of the start module, on the
+    ``compile`` clock: CuPy's ``full``, ``where`` and index arithmetic compiled kernels of
     their own, outside it (about a second where CuPy's disk cache is cold)."""
-    if n == 0:
+    rows, cols = pr.shape
+    if rows == 0 or cols == 0:
         return
     group = _group(d.dtype)
     seed = modules.kernel("start.cu", group[1], group)
-    gx = max(1, min(-(-n // _THREADS), 8))
-    seed((gx, min(n, 65535)), (_THREADS,), (*pitched(d), *pitched(pr), np.int32(n), d.dtype.type(inf),
-                                            np.int32(NO_PREDECESSOR)))
+    gx = max(1, min(-(-cols // _THREADS), 8))
+    seed((gx, min(rows, 65535)), (_THREADS,), (*pitched(d), *pitched(pr), np.int32(rows), np.int32(cols),
+                                               np.int32(n), d.dtype.type(inf), np.int32(NO_PREDECESSOR)))

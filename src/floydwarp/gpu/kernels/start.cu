@@ -30,14 +30,16 @@ __global__ void fw_scatter(T* d, i64 p, int rows, i64 cols, i64 r0, i64 c0,
     }
 }
 
-// The predecessors of the start matrix's n x n corner: i on every edge i -> j (j != i, d below
-// INF), ``none`` elsewhere.  Rows stride over y, columns over x.
+// The predecessors of a start matrix, in all ``rows`` x ``cols`` of ``pr``: i on every edge
+// i -> j of its n x n corner (j != i, d below INF), ``none`` elsewhere (padding included).
+// Rows stride over y, columns over x.
 template <typename T>
-__global__ void fw_seed_predecessors(const T* __restrict__ d, i64 pd, int* pr, i64 pp, int n, T inf, int none) {
-    for (int i = blockIdx.y; i < n; i += gridDim.y) {
+__global__ void fw_seed_predecessors(const T* __restrict__ d, i64 pd, int* pr, i64 pp, int rows, int cols, int n,
+                                     T inf, int none) {
+    for (int i = blockIdx.y; i < rows; i += gridDim.y) {
         const T* drow = d + (i64)i * pd;
         int* prow = pr + (i64)i * pp;
-        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
-            prow[j] = (j != i && drow[j] < inf) ? i : none;
+        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x)
+            prow[j] = (i < n && j < n && j != i && drow[j] < inf) ? i : none;
     }
 }

@@ -1,20 +1,19 @@
-// floydwarp: predecessors recovered after the distance run (gpu/witness.py).
+// floydwarp: predecessors recovered after the distance run (gpu/predecessors/witness.py).
 //
 // With every weight positive, the predecessor of j on a shortest path from i is any
-// in-neighbour k of j with d[i][k] + w(k, j) == d[i][j], and such an edge k -> j is
-// *tight*: w(k, j) == d[k][j].  witness.py lists each column's tight edges (its
-// candidates), in segments by (column group, chunk of KC vertices k, column), k
-// ascending.  A block takes 32 rows i (a lane each) and one group of 8 x COLS columns
-// (COLS a warp); for each chunk the 32 row slices d[i][k0 .. k0 + KC) sit in shared
-// memory, and a warp walks the candidates of its columns, every lane reading its own
-// row at the same k: one bank per lane, no conflicts.  Segments are padded to eight
-// candidates, which go together, their loads first, so that eight shared-memory reads
-// are in flight per warp; a candidate carries the byte offset of its k in a row slice.
-// The warp's candidates reach it through its own window in shared memory, 128 at a
-// time in one coalesced load (one latency where each group of eight would wait for its
-// own), and blocks of one column group run side by side (blockIdx.x: the rows), so that
-// the group's candidates stay in L2.  Each (i, j) keeps the candidate of least
-// d[i][k] + w, the smallest k among equals.
+// in-neighbour k of j with d[i][k] + w(k, j) == d[i][j], and such an edge k -> j is *tight*:
+// w(k, j) == d[k][j].  Each column's tight edges (its candidates) are listed in segments by
+// (column group, chunk of KC vertices k, column), k ascending (fw_witness_count and
+// fw_witness_fill, at the end of this file).  A block takes 32 rows i (a lane each) and one
+// group of 8 x COLS columns (COLS a warp); for each chunk the 32 row slices d[i][k0 .. k0 +
+// KC) sit in shared memory, and a warp walks the candidates of its columns, every lane reading
+// its own row at the same k: one bank per lane, no conflicts.  Segments are padded to eight
+// candidates, which go together, their loads first, so that eight shared-memory reads are in
+// flight per warp; a candidate carries the byte offset of its k in a row slice. The warp's
+// candidates reach it through its own window in shared memory, 128 at a time in one coalesced
+// load (one latency where each group of eight would wait for its own), and blocks of one
+// column group run side by side (blockIdx.x: the rows), so that the group's candidates stay in
+// L2.  Each (i, j) keeps the candidate of least d[i][k] + w, the smallest k among equals.
 //
 // int16 (n <= 65536) runs on keys, as keyed.cu does: a row value d is read as d << 16 and
 // a candidate is the word (w << 16) | k, so one add-min (VIADDMNMX) per candidate and row
@@ -44,6 +43,7 @@ template <> __device__ __forceinline__ double witness_most<double>() { return __
 constexpr int WITNESS_WARPS = 8;
 constexpr int WITNESS_UNROLL = 8;       // witness.UNROLL: segments are padded to a multiple
 constexpr int WITNESS_WINDOW = 128;     // witness.WINDOW: candidates a warp holds at a time
+constexpr int WITNESS_PAD_KEY = 1 << 30;  // a padding key: above every key whose sum can be a distance
 
 // A candidate of the compare kernel: the byte offset of k in a row slice, and w(k, j).
 template <typename T> struct alignas(sizeof(T) > 4 ? 16 : 8) WitnessEntry {
@@ -271,4 +271,114 @@ fw_witness_keyed(const short* __restrict__ d, i64 p, int n, int chunks, const in
         if (target[c] >= (int)dinf) return 0;
         return (best[c] >> 16) == target[c] ? 1 : -1;
     }, pred, pp, n, i0, j0, none, misses);
+}
+
+// ---------------------------------------------------------------------- the candidate lists
+//
+// Two launches (witness.py: candidates): fw_witness_count sizes every segment, the host adds
+// up each block's sizes, and fw_witness_fill writes the segments.  A block of G = 8 x COLS
+// threads takes one column group and one chunk -- the G segments of that (group, chunk),
+// side by side -- and a thread its column j, walking k down the chunk: each step reads G
+// consecutive entries of a row, and the candidates come out k ascending without a sort.
+
+// d + slack * w rounded in T as two operations (no fused multiply-add), as the NumPy model
+// computes it; integer runs are exact (slack 0).
+template <typename T> __device__ __forceinline__ T witness_add_scaled(T d, double, T) { return d; }
+template <> __device__ __forceinline__ float witness_add_scaled<float>(float d, double slack, float w) {
+    return __fadd_rn(d, __fmul_rn((float)slack, w));
+}
+template <> __device__ __forceinline__ double witness_add_scaled<double>(double d, double slack, double w) {
+    return __dadd_rn(d, __dmul_rn(slack, w));
+}
+
+// Whether the edge k -> j of weight w is a candidate of the distances d = d[k][j]
+// (witness.py's rule): below INF, and equal to d (slack 0) or at most d + slack * w.
+template <typename T> __device__ __forceinline__ bool witness_tight(T d, T w, T inf, double slack) {
+    return w < inf && (slack == 0.0 ? w == d : w <= witness_add_scaled(d, slack, w));
+}
+
+// A candidate as fw_witness (WitnessEntry<T>) or fw_witness_keyed (int2) reads it; k < 0:
+// padding (weight INF at offset 0, or the padding key).
+template <typename T, bool KEYED> struct WitnessCandidate {
+    typedef WitnessEntry<T> type;
+    static __device__ __forceinline__ type make(int k, int kc, T w, T inf) {
+        type e;
+        e.off = k < 0 ? 0 : (k % kc) * (int)sizeof(T);
+        e.w = k < 0 ? inf : w;
+        return e;
+    }
+};
+template <> struct WitnessCandidate<short, true> {
+    typedef int2 type;
+    static __device__ __forceinline__ int2 make(int k, int kc, short w, short) {
+        return k < 0 ? make_int2(WITNESS_PAD_KEY, 0) : make_int2(((int)w << 16) | k, (k % kc) * (int)sizeof(short));
+    }
+};
+
+// The exclusive prefix sum of x over the block's threads (blockDim.x = 32 x WITNESS_WARPS);
+// `sums`: WITNESS_WARPS ints of shared memory.
+__device__ __forceinline__ int witness_block_prefix(int x, int* sums) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int inc = x;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, inc, off);
+        if (lane >= off) inc += y;
+    }
+    if (lane == 31) sums[warp] = inc;
+    __syncthreads();
+    int before = 0;
+#pragma unroll
+    for (int w = 0; w < WITNESS_WARPS; ++w) before += w < warp ? sums[w] : 0;
+    return before + inc - x;
+}
+
+// Segment sizes: sizes[s] = column j's candidates in chunk c, padded to WITNESS_UNROLL
+// (s = (g * chunks + c) * G + j % G; block b = g * chunks + c), and per block
+// totals[b] = {candidates, padded size}.  grid: one block per (column group, chunk);
+// block: G = 8 x COLS threads.
+template <typename T, int KC, int COLS>
+__global__ void __launch_bounds__(32 * WITNESS_WARPS)
+fw_witness_count(const T* __restrict__ d, i64 pd, const T* __restrict__ w, i64 pw, int n, int chunks, T inf,
+                 double slack, int* __restrict__ sizes, int2* __restrict__ totals) {
+    constexpr int G = WITNESS_WARPS * COLS;
+    __shared__ int sums[2][WITNESS_WARPS];
+    const int b = blockIdx.x, j = b / chunks * G + threadIdx.x, k0 = b % chunks * KC, k1 = min(n, k0 + KC);
+    int found = 0;
+    if (j < n) {
+#pragma unroll 4
+        for (int k = k0; k < k1; ++k) found += k != j && witness_tight(d[(i64)k * pd + j], w[(i64)k * pw + j], inf, slack);
+    }
+    const int padded = (found + WITNESS_UNROLL - 1) / WITNESS_UNROLL * WITNESS_UNROLL;
+    sizes[(i64)b * G + threadIdx.x] = padded;
+    const int before_found = witness_block_prefix(found, sums[0]);
+    const int before_padded = witness_block_prefix(padded, sums[1]);
+    if (threadIdx.x == G - 1) totals[b] = make_int2(before_found + found, before_padded + padded);
+}
+
+// The segments: seg[s] = where segment s starts (base[b]: where block b's segments start),
+// seg[last + 1] = the total, and each segment's candidates k ascending, then its padding.
+// Same grid and block as fw_witness_count, whose sizes it reads.
+template <typename T, int KC, int COLS, bool KEYED>
+__global__ void __launch_bounds__(32 * WITNESS_WARPS)
+fw_witness_fill(const T* __restrict__ d, i64 pd, const T* __restrict__ w, i64 pw, int n, int chunks, T inf,
+                double slack, const int* __restrict__ sizes, const int* __restrict__ base, int* __restrict__ seg,
+                typename WitnessCandidate<T, KEYED>::type* __restrict__ cand) {
+    typedef WitnessCandidate<T, KEYED> C;
+    constexpr int G = WITNESS_WARPS * COLS;
+    __shared__ int sums[WITNESS_WARPS];
+    const int b = blockIdx.x, j = b / chunks * G + threadIdx.x, k0 = b % chunks * KC, k1 = min(n, k0 + KC);
+    const i64 s = (i64)b * G + threadIdx.x;
+    const int size = sizes[s];
+    const int at = base[b] + witness_block_prefix(size, sums), end = at + size;
+    seg[s] = at;
+    if (b == gridDim.x - 1 && threadIdx.x == G - 1) seg[s + 1] = end;
+    int e = at;
+    if (j < n) {
+        for (int k = k0; k < k1; ++k) {
+            const T x = w[(i64)k * pw + j];
+            if (k != j && witness_tight(d[(i64)k * pd + j], x, inf, slack)) cand[e++] = C::make(k, KC, x, inf);
+        }
+    }
+    for (; e < end; ++e) cand[e] = C::make(-1, KC, inf, inf);
 }

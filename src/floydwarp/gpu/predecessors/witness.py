@@ -28,7 +28,6 @@ import dataclasses
 import numpy as np
 
 from ... import numeric
-from ...arrays import array_module
 from ...predecessors import NO_PREDECESSOR
 from .. import checks, modules, panel
 
@@ -39,8 +38,6 @@ WARPS = 8
 UNROLL = 8
 #: candidates a warp holds in shared memory at a time
 WINDOW = 128
-#: a padding key: above every key whose sum can be a distance (those stay below 2**30)
-_PAD_KEY = 1 << 30
 #: the share of all pairs that may be candidates where keys are the alternative: the
 #: witness pass costs about 3-4 times less per candidate and row than a keyed
 #: relaxation (bench/NOTES.md), and past this share the keyed run is cheaper
@@ -118,127 +115,86 @@ def shape(dtype, n: int) -> Shape:
 
 @dataclasses.dataclass(frozen=True)
 class Candidates:
-    """Every column's candidate edges ``k -> j``, in segments by (column group, chunk of
-    k, column), k ascending, each padded to a multiple of ``UNROLL`` with ``k = -1``
-    (weight INF): segment ``s`` is ``k[seg[s]:seg[s+1]]``, ``w`` likewise."""
+    """Every column's candidate edges ``k -> j`` as ``fw_witness`` reads them: ``entries``
+    in segments by (column group, chunk of k, column), k ascending, each padded to a
+    multiple of ``UNROLL``; segment ``s`` is ``entries[seg[s]:seg[s+1]]``.  An entry is
+    int2 {``(w << 16) | k`` (padding: 2**30), byte offset of k in a row slice} for keys,
+    else ``WitnessEntry<T>`` {offset, w} (padding: weight INF) -- ``entry_bytes / 4``
+    int32 words a row of ``entries``."""
 
     seg: object
-    k: object
-    w: object
+    entries: object
     shape: Shape
     chunks: int
+    #: candidate edges, without the padding
+    count: int
 
 
-def tight(d, w, slack: float):
-    """The candidate edges of a band of rows k: ``w[k,j]`` finite and within ``slack``
-    of ``d[k,j]`` (``d <= w`` always: a run only lowers its start matrix)."""
-    finite = w < numeric.inf_of(w.dtype)
-    if slack == 0:
-        return finite & (w == d)
-    return finite & (w <= d + slack * w)
-
-
-#: rows k per band of the candidate search (bounds its temporaries)
-_BAND = 2048
 #: the kernel's segment offsets are int32, with room for the padding
 _MAX_ENTRIES = 2**30
 
 
-def _off_diagonal(band_mask, n: int) -> int:
-    """True entries off the diagonal of an n x n NumPy mask given band by band:
-    ``band_mask(lo)`` is rows ``lo .. lo + _BAND`` (on a device: checks.count_off_diagonal)."""
-    total = 0
-    for lo in range(0, n, _BAND):
-        m = band_mask(lo)
-        total += int(np.count_nonzero(m)) - int(np.count_nonzero(np.diagonal(m, offset=lo)))
-    return total
-
-
-def zero_edges(w) -> int:
-    """Zero weights of the start matrix ``w`` off its diagonal."""
-    if array_module(w) is not np:
-        return checks.count_off_diagonal(w, w, zero=True)
-    return _off_diagonal(lambda lo: w[lo:lo + _BAND] == 0, w.shape[0])
-
-
-def count(d, w, slack: float) -> int:
-    """How many candidate edges there are (off the diagonal)."""
-    if array_module(d) is not np:
-        return checks.count_off_diagonal(d, w, inf=numeric.inf_of(w.dtype), slack=slack)
-    return _off_diagonal(lambda lo: tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack), d.shape[0])
-
-
-def candidates(d, w, slack: float) -> Candidates:
-    """The candidate lists of the n x n distances ``d`` and start matrix ``w`` (NumPy or CuPy)."""
-    xp = array_module(d)
-    n = d.shape[0]
-    sh = shape(d.dtype, n)
-    kc, group = sh.chunk, sh.group
-    chunks = -(-n // kc)
-    ks, js = [], []
-    for lo in range(0, n, _BAND):
-        m = tight(d[lo:lo + _BAND], w[lo:lo + _BAND], slack)
-        k, j = xp.nonzero(m)
-        k = k.astype(np.int64) + lo
-        off = k != j
-        ks.append(k[off])
-        js.append(j[off].astype(np.int64))
-    k = xp.concatenate(ks) if ks else xp.zeros(0, np.int64)
-    j = xp.concatenate(js) if js else xp.zeros(0, np.int64)
-    segment = ((j // group) * chunks + k // kc) * group + j % group
-    order = xp.argsort(segment * kc + k % kc)
-    k, j, segment = k[order], j[order], segment[order]
-    nseg = -(-n // group) * chunks * group
-    # segment is sorted: each one's size from where it starts (bincount checks its input with a
-    # CuPy reduction, which compiles for 3.5 s where CuPy's disk cache is cold)
-    sizes = xp.diff(xp.searchsorted(segment, xp.arange(nseg + 1)))
-    first = xp.cumsum(sizes) - sizes                    # of each segment, unpadded
-    seg = xp.zeros(nseg + 1, np.int64)
-    seg[1:] = xp.cumsum(-(-sizes // UNROLL) * UNROLL)
-    at = seg[segment] + xp.arange(k.size) - first[segment]
-    total = int(seg[-1])
-    ks = xp.full(total, -1, np.int32)
-    ws = xp.full(total, numeric.inf_of(w.dtype), w.dtype)
-    ks[at] = k
-    ws[at] = w[k, j]
-    return Candidates(seg.astype(np.int32), ks, ws, sh, chunks)
-
-
-def _kernel(sh: Shape, dtype):
+def _kernels(sh: Shape, dtype):
+    """(count, fill, witness) kernels of witness.cu for ``dtype`` on ``sh``: one module."""
     if sh.keyed:
-        expr = modules.name_expression("fw_witness_keyed", sh.chunk, sh.columns)
+        witness = modules.name_expression("fw_witness_keyed", sh.chunk, sh.columns)
     else:
-        expr = modules.name_expression("fw_witness", dtype, sh.chunk, sh.columns)
-    return modules.kernel("witness.cu", expr, dynamic_smem=sh.smem)
+        witness = modules.name_expression("fw_witness", dtype, sh.chunk, sh.columns)
+    group = (modules.name_expression("fw_witness_count", dtype, sh.chunk, sh.columns),
+             modules.name_expression("fw_witness_fill", dtype, sh.chunk, sh.columns, sh.keyed), witness)
+    return (modules.kernel("witness.cu", group[0], group), modules.kernel("witness.cu", group[1], group),
+            modules.kernel("witness.cu", witness, group, dynamic_smem=sh.smem))
 
 
-def recover(d, w, pred, slack: float, cand: Candidates | None = None) -> int:
-    """Predecessors of the n x n device distances ``d`` (start matrix ``w``) into
-    ``pred`` (views, any row pitch); returns how many reachable pairs found no witness."""
+def candidates(d, w, slack: float, limit: float) -> Candidates | None:
+    """The candidate lists of the n x n device distances ``d`` and start matrix ``w``
+    (views, any row pitch): the edges ``k -> j`` (``k != j``) with ``w[k,j]`` below INF
+    and equal to ``d[k,j]`` (``slack`` 0) or at most ``d[k,j] + slack * w[k,j]`` (``d <= w``
+    always: a run only lowers its start matrix).  None when there are more than ``limit``.
+
+    Two kernels of witness.cu, one block per (column group, chunk): the first sizes each
+    segment, the host adds up the blocks' sizes (one small copy each way), the second
+    writes the segments.  Where CuPy built them (nonzero, sort, scatter), a machine without
+    CuPy's disk cache compiled some 35 of CuPy's kernels, outside the ``compile`` clock."""
     import cupy as cp
 
     n = d.shape[0]
-    if cand is None:
-        cand = candidates(d, w, slack)
+    dt = d.dtype
+    sh = shape(dt, n)
+    chunks = -(-n // sh.chunk)
+    blocks = -(-n // sh.group) * chunks
+    count, fill, _ = _kernels(sh, dt)
+    args = (*panel.pitched(d), *panel.pitched(w), np.int32(n), np.int32(chunks), dt.type(numeric.inf_of(dt)),
+            np.float64(slack))
+    sizes = cp.empty(blocks * sh.group, cp.int32)
+    totals = cp.empty((blocks, 2), cp.int32)            # per block: candidates, padded size
+    count((blocks,), (sh.group,), args + (sizes, totals))
+    totals = totals.get().astype(np.int64)
+    found, padded = int(totals[:, 0].sum()), totals[:, 1]
+    if found > limit or padded.sum() > _MAX_ENTRIES:
+        return None
+    base = np.zeros(blocks, np.int32)
+    np.cumsum(padded[:-1], out=base[1:])
+    seg = cp.empty(blocks * sh.group + 1, cp.int32)
+    entries = cp.empty((int(padded.sum()), sh.entry_bytes // 4), cp.int32)
+    fill((blocks,), (sh.group,), args + (sizes, cp.asarray(base), seg, entries))
+    return Candidates(seg, entries, sh, chunks, found)
+
+
+def recover(d, pred, slack: float, cand: Candidates) -> int:
+    """Predecessors of the n x n device distances ``d`` into ``pred`` (views, any row
+    pitch) from the candidates of ``d``; returns how many reachable pairs found no witness."""
+    import cupy as cp
+
+    n = d.shape[0]
     sh, dt = cand.shape, d.dtype
     misses = cp.zeros(1, cp.uint64)
     grid = (-(-n // 32), -(-n // sh.group))       # the rows fastest: one group's candidates stay in L2
-    head = (*panel.pitched(d), np.int32(n), np.int32(cand.chunks), cand.seg)
-    tail = (np.int32(cand.k.size), *panel.pitched(pred), dt.type(numeric.inf_of(dt)))
-    pad = cand.k < 0
-    offset = cp.where(pad, 0, cand.k % sh.chunk * dt.itemsize)      # of k in a row slice, in bytes
-    if sh.keyed:
-        # int2 {(w << 16) | k: sum and vertex in one word, offset}
-        entries = cp.stack([cp.where(pad, _PAD_KEY, (cand.w.astype(cp.int32) << 16) | cand.k), offset], axis=1)
-        args = head + (entries,) + tail + (np.int32(NO_PREDECESSOR), misses)
-    else:
-        # WitnessEntry<T> {int offset; T w} (8 bytes, 16 for 8-byte types: w at byte 8)
-        wide8 = dt.itemsize == 8
-        entries = cp.zeros((cand.k.size, 4 if wide8 else 2), cp.int32)
-        entries[:, 0] = offset
-        entries.view(dt)[:, (8 if wide8 else 4) // dt.itemsize] = cand.w
-        args = head + (entries,) + tail + (np.float64(slack), np.int32(NO_PREDECESSOR), misses)
-    _kernel(sh, dt)(grid, (32 * WARPS,), args, shared_mem=sh.smem)
+    args = (*panel.pitched(d), np.int32(n), np.int32(cand.chunks), cand.seg, cand.entries,
+            np.int32(cand.entries.shape[0]), *panel.pitched(pred), dt.type(numeric.inf_of(dt)))
+    if not sh.keyed:
+        args += (np.float64(slack),)
+    _kernels(sh, dt)[2](grid, (32 * WARPS,), args + (np.int32(NO_PREDECESSOR), misses), shared_mem=sh.smem)
     return int(misses.get()[0])
 
 
@@ -250,19 +206,20 @@ def run(ctx, wp: WitnessPlan, distances) -> bool:
     cp = ctx.cp
     n = ctx.n
     d = ctx.d[:n, :n]
-    if wp.zero_seen and zero_edges(d):
+    if wp.zero_seen and checks.count_zeros_off_diagonal(d):
         return False
     try:
-        start = d.copy()
+        start = cp.empty((n, n), d.dtype)
     except cp.cuda.memory.OutOfMemoryError:
         return False
+    panel.copy(start, d)
     distances(ctx)
     with ctx.phase("witness"):
         try:
-            ok = (count(d, start, wp.slack) <= min(wp.max_tight * n * n, _MAX_ENTRIES)
-                  and recover(d, start, ctx.pr[:n, :n], wp.slack) == 0)
+            cand = candidates(d, start, wp.slack, wp.max_tight * n * n)
+            ok = cand is not None and recover(d, ctx.pr[:n, :n], wp.slack, cand) == 0
         except cp.cuda.memory.OutOfMemoryError:
             ok = False
         if not ok:
-            d[...] = start
+            panel.copy(d, start)
     return ok
