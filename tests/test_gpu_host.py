@@ -96,23 +96,29 @@ def test_group_expressions_cover_every_launch():
         assert modules.name_expression("fw_naive", dt) in simple
         assert all(modules.name_expression("fw_pseudo", dt, r) in simple for r in seed.PSEUDO_R)
         for b in seed.BLOCK_SIZES:
-            group = seed.blocked_group(dt, b)
-            assert len(group) == 14 and len(set(group)) == 14
+            for clamp in (False, True):
+                for pred in (False, True):
+                    group = seed.blocked_group(dt, b, clamp, pred)
+                    assert all(modules.name_expression(f"fw_blocked_p{ph}", dt, b, clamp, pred) in group
+                               for ph in (1, 2, 3))
+                    vec = modules.name_expression("fw_blockedvec_p3", dt, b, clamp)
+                    assert (vec in group) == (not pred) and len(set(group)) == len(group) == 3 + (not pred)
         for optin in (None, 99 * 1024, 48 * 1024):
             for variant in tiles.FAST_VARIANTS:
                 cfg = tiles.fast_config(dt, optin, variant)
-                group = tiles.fast_group(dt, cfg)
-                if cfg["p3"] == "fw_pipe_p3":
-                    for clamp in (False, True):
+                for clamp in (False, True):
+                    # a run's module: its own clamp only
+                    group = tiles.fast_group(dt, cfg, clamp)
+                    assert not any(e.endswith(f"{'false' if clamp else 'true'}>") for e in group)
+                    if cfg["p3"] == "fw_pipe_p3":
                         assert modules.name_expression("fw_pipe_p12", dt, cfg["b"], clamp) in group
                         assert tiles.fast_expr(dt, cfg, clamp) in group
-                    continue
-                for clamp in (False, True):
+                        continue
                     assert modules.name_expression("fw_fast_p1", dt, cfg["b"], clamp) in group
                     assert modules.name_expression("fw_fast_p2", dt, cfg["b"], clamp) in group
                     expr = tiles.fast_expr(dt, cfg, clamp)
                     if cfg["p3"] == "fw_blockedvec_p3":
-                        assert expr in seed.blocked_group(dt, cfg["b"])
+                        assert expr in seed.blocked_group(dt, cfg["b"], clamp, False)
                     else:
                         assert expr in group
 
@@ -147,13 +153,10 @@ def test_product_arithmetic_follows_the_weights(dtype):
     assert neg.clamp == (dt.kind == "i")
     assert pos.ninf == (-fw.numeric.inf_of(dt) if dt.kind == "i" else -np.inf)
     assert not panel.Arith.of(_plan(dt, [0, 5], nonneg_products=False)).nonneg
-    # only float32 has a non-negative kernel, and it is compiled with the others
+    # only float32 has a non-negative kernel
     assert panel.variant(dt, pos) == (False, dt == np.float32)
     assert panel.variant(dt, neg) == (neg.clamp, False)
     assert panel.variant(dt, panel.Arith(0, clamp=True, nonneg=True)) == (True, False)
-    group = panel._group(dt)
-    assert len(group) == (4 if dt == np.float32 else 3)
-    assert all(panel._expression(dt, *panel.variant(dt, a)) in group for a in (pos, neg))
 
 
 def test_pipe_config():

@@ -94,19 +94,13 @@ def _expression(dtype, clamp: bool, nonneg: bool):
     return modules.name_expression("fw_minplus", dtype, tm, tn, nt, minb, clamp, nonneg)
 
 
-@functools.lru_cache(maxsize=None)
-def _group(dtype):
-    variants = sorted({variant(dtype, Arith(0, c, x)) for c in (False, True) for x in (False, True)})
-    exprs = [_expression(dtype, *v) for v in variants]
-    exprs.append(modules.name_expression("fw_to_words", dtype))
-    return tuple(exprs)
-
-
 # The launch settings are looked up once: a keyed run (keyed.py) makes thousands of small
-# products, whose Python overhead would otherwise outlast their GPU time.
+# products, whose Python overhead would otherwise outlast their GPU time.  Each kernel is a
+# module of its own: one of every variant compiled about twice the code a run calls (0.7-0.9 s
+# more where CuPy's disk cache is cold).
 @functools.lru_cache(maxsize=None)
 def _words_kernel(dtype):
-    return modules.kernel("minplus.cu", modules.name_expression("fw_to_words", dtype), _group(dtype))
+    return modules.kernel("minplus.cu", modules.name_expression("fw_to_words", dtype))
 
 
 @functools.lru_cache(maxsize=None)
@@ -114,7 +108,7 @@ def _minplus_kernel(dtype, clamp: bool, nonneg: bool, device_id: int):
     """``fw_minplus`` for a dtype, and how many of its blocks fit on an SM of device
     ``device_id`` (the current one: ``modules.kernel`` grants the shared memory there)."""
     _, _, threads, smem, _ = minplus_shape(dtype)
-    kern = modules.kernel("minplus.cu", _expression(dtype, clamp, nonneg), _group(dtype), dynamic_smem=smem)
+    kern = modules.kernel("minplus.cu", _expression(dtype, clamp, nonneg), dynamic_smem=smem)
     return kern, device.occupancy(kern, threads, smem)
 
 

@@ -141,11 +141,12 @@ def grid_sync(ctx):
 BLOCK_SIZES = (16, 32, 64, 128)
 
 
-def blocked_group(dtype, b):
-    exprs = []
-    for clamp in (False, True):
-        for pred in (False, True):
-            exprs += [modules.name_expression(f"fw_blocked_p{ph}", dtype, b, clamp, pred) for ph in (1, 2, 3)]
+def blocked_group(dtype, b, clamp, pred):
+    """The blocked.cu instances one run needs (its dtype, tile, clamp and predecessors): a
+    module of every variant compiled two to four times the code a run calls (NVRTC: ~1 s
+    each where CuPy's disk cache is cold)."""
+    exprs = [modules.name_expression(f"fw_blocked_p{ph}", dtype, b, clamp, pred) for ph in (1, 2, 3)]
+    if not pred:
         exprs.append(modules.name_expression("fw_blockedvec_p3", dtype, b, clamp))
     return tuple(exprs)
 
@@ -168,7 +169,7 @@ def run_blocked(ctx, vec=False):
     (predecessors beside the cells where ``ctx.pr`` is set); ``vec``: the vectorized phase 3."""
     dt, clamp, pred = ctx.dtype, ctx.clamp, ctx.pr is not None
     b, tiles = ctx.lay.tile, ctx.lay.tiles
-    group = blocked_group(dt, b)
+    group = blocked_group(dt, b, clamp, pred)
     s1, s2, s3 = blocked_smem(dt.itemsize, b, pred)
     tb = min(b, 32)
     if vec:

@@ -120,15 +120,17 @@ def fast_async_smem(dtype, cfg):
     return 2 * (b * (bk + 16 // isz) + bk * b) * isz
 
 
-def fast_group(dtype, cfg):
-    """Every fast.cu (pipe.cu for "pipe") instance a run of this dtype and tile size may need."""
+def fast_group(dtype, cfg, clamp):
+    """The fast.cu (pipe.cu for "pipe") instances a run of this dtype, tile size and clamp
+    needs (a module of both clamps compiled twice the code: ~1 s more where CuPy's disk
+    cache is cold)."""
     b = cfg["b"]
     if cfg["p3"] == "fw_pipe_p3":
-        return pipe_group(dtype, (cfg["tm"], cfg["tn"], cfg["threads"][0], cfg["minb"], cfg["ku"]))
-    exprs = {modules.name_expression(f"fw_fast_p{ph}", dtype, b, c) for ph in (1, 2) for c in (False, True)}
+        return pipe_group(dtype, (cfg["tm"], cfg["tn"], cfg["threads"][0], cfg["minb"], cfg["ku"]), clamp)
+    exprs = [modules.name_expression(f"fw_fast_p{ph}", dtype, b, clamp) for ph in (1, 2)]
     if cfg["p3"] != "fw_blockedvec_p3":
-        exprs |= {fast_expr(dtype, cfg, c) for c in (False, True)}
-    return tuple(sorted(exprs))
+        exprs.append(fast_expr(dtype, cfg, clamp))
+    return tuple(exprs)
 
 
 def fast_smem(itemsize, b):
@@ -166,12 +168,10 @@ def pipe_smem(dtype):
     return s12, s3
 
 
-def pipe_group(dtype, shape):
-    exprs = []
-    for clamp in (False, True):
-        exprs.append(modules.name_expression("fw_pipe_p12", dtype, PIPE_B, clamp))
-        exprs.append(modules.name_expression("fw_pipe_p3", dtype, PIPE_B, *shape, clamp))
-    return tuple(exprs)
+def pipe_group(dtype, shape, clamp):
+    """The pipe.cu instances a run of this dtype, phase-3 shape and clamp needs."""
+    return (modules.name_expression("fw_pipe_p12", dtype, PIPE_B, clamp),
+            modules.name_expression("fw_pipe_p3", dtype, PIPE_B, *shape, clamp))
 
 
 
@@ -201,11 +201,12 @@ def run(ctx, requested) -> None:
     s1, s2 = fast_smem(dt.itemsize, b)
     s3 = cfg["smem3"]
     device.require_smem(ctx.plan, max(s1, s2, s3))
-    group = fast_group(dt, cfg)
+    group = fast_group(dt, cfg, clamp)
     k1 = modules.kernel("fast.cu", modules.name_expression("fw_fast_p1", dt, b, clamp), group, dynamic_smem=s1)
     k2 = modules.kernel("fast.cu", modules.name_expression("fw_fast_p2", dt, b, clamp), group, dynamic_smem=s2)
     if cfg["p3"] == "fw_blockedvec_p3":
-        k3 = modules.kernel("blocked.cu", fast_expr(dt, cfg, clamp), blocked_group(dt, b), dynamic_smem=s3)
+        k3 = modules.kernel("blocked.cu", fast_expr(dt, cfg, clamp), blocked_group(dt, b, clamp, False),
+                            dynamic_smem=s3)
     else:
         k3 = modules.kernel("fast.cu", fast_expr(dt, cfg, clamp), group, dynamic_smem=s3)
     tiles = ctx.lay.tiles
@@ -227,7 +228,7 @@ def run_pipe(ctx) -> None:
     tm, tn, nt, minb, ku = shape
     s12, s3 = pipe_smem(dt)
     device.require_smem(ctx.plan, max(s12, s3))
-    group = pipe_group(dt, shape)
+    group = pipe_group(dt, shape, clamp)
     k12 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p12", dt, b, clamp), group,
                          dynamic_smem=s12)
     k3 = modules.kernel("pipe.cu", modules.name_expression("fw_pipe_p3", dt, b, *shape, clamp), group,
