@@ -78,6 +78,7 @@ class Helper:
         read, write = os.pipe()
         parent = os.getpid()
         with global_compiler_lock, warnings.catch_warnings():
+            _start_compilers(self.jobs)
             # Python 3.12 warns that a fork of a threaded process may deadlock: the compiler
             # lock is held here, and the child uses nothing else the other threads hold
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -135,6 +136,19 @@ def start(calls):
         if cold(kernel, sig):
             jobs.append((kernel, sig))
     return Helper(jobs) if jobs else None
+
+
+def _start_compilers(jobs):
+    """Start Numba's compiler for the jobs' targets here, before the fork, so the helper
+    inherits it: its lowering and typing registries (importing most of ``numba.np`` and
+    ``numba.cpython``, and SciPy's BLAS for the array functions) take ~0.3 s, which this
+    process pays at its own first compile or cache load anyway; a helper started without
+    them paid them a second time, on its own core but in series with its kernels.  A
+    failure here (another Numba's internals) leaves that to the helper."""
+    with contextlib.suppress(Exception):
+        for kernel, _ in jobs:
+            kernel.typingctx.refresh()
+            kernel.targetctx.refresh()
 
 
 def _compile_and_exit(jobs, pipe, parent):

@@ -411,8 +411,9 @@ class Graph:
                      threads=team.shares(rows, out.size))
             return
         src, dst, w = self._sorted_edges()
-        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, inf, out,
-                 pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
+        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0,
+                 _column_tiles(self.n, col0, out.shape[3]), inf, out, pred, with_pred,
+                 threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
         """The edges, sorted by (source, target) (kept sorted once sorted)."""
@@ -442,6 +443,16 @@ DEVICE_BAND_ENTRIES = 1 << 27
 _NO_MASK = np.zeros((0, 0), np.bool_)
 #: their "no predecessors"
 _NO_PRED = np.zeros((0, 0, 0, 0), np.int32)
+
+
+def _column_tiles(n, col0, bw) -> np.ndarray:
+    """``table[j // bw]``: the index of the tile column of ``col0`` (tile starts, multiples of
+    ``bw``) that holds column j of n, -1 where none does (a loop: ~1 us for a few tiles)."""
+    table = np.full(-(-n // max(bw, 1)), -1, np.int64)
+    for lj, j0 in enumerate(col0.tolist()):
+        if j0 < n:
+            table[j0 // bw] = lj
+    return table
 
 
 def _int64_vector(a) -> np.ndarray:
