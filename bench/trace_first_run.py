@@ -1,10 +1,11 @@
 """Timeline of the first run after install: where the main process and the compile helper spend
 their time.
 
-``python bench/trace_first_run.py [--runs N] [--cache]`` runs the README's main job
-(``floydwarp solve --generate 2048 -p 25 -s 1``) as a process N times, each with an empty Numba
-cache (a new ``NUMBA_CACHE_DIR``) and the package's ``__pycache__`` removed (``--cache``: the
-cache filled once and kept, the warm second run), and prints for each run the main process's
+``python bench/trace_first_run.py [--runs N] [--cache] [--no-helper] [--json FILE]`` runs the
+README's main job (``floydwarp solve --generate 2048 -p 25 -s 1``) as a process N times, each
+with an empty Numba cache (a new ``NUMBA_CACHE_DIR``) and the package's ``__pycache__`` removed
+(``--cache``: the cache filled once and kept, the warm second run; ``--no-helper``: without the
+compile helper of cpu/ahead.py), and prints for each run the main process's
 and the helper's marks in seconds from the moment the process was spawned: imports (Numba,
 NumPy, SciPy, Click, floydwarp), the CLI's stages (generating the graph, ``solve``), the blocked
 engine's (the helper's fork, the start tiles, the warm-up's kernels, the wait for the helper,
@@ -92,7 +93,8 @@ def _child(spawned, out, no_helper):
             finally:
                 depth[0] -= 1
                 if len(self.overloads) > known:         # compiled or loaded (nested: indented)
-                    mark(f"{'  ' * depth[0]}numba {self.py_func.__module__}.{self.py_func.__qualname__}", t0, time.perf_counter())
+                    name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+                    mark(f"{'  ' * depth[0]}numba {name}", t0, time.perf_counter())
         dispatcher.Dispatcher.compile = compile
 
     def patch_cli(cli_solve):

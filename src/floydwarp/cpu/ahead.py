@@ -141,7 +141,7 @@ def start(calls):
 def _start_compilers(jobs):
     """Start Numba's compiler for the jobs' targets here, before the fork, so the helper
     inherits it: its lowering and typing registries (importing most of ``numba.np`` and
-    ``numba.cpython``, and SciPy's BLAS for the array functions) take ~0.3 s, which this
+    ``numba.cpython``, and SciPy's BLAS for the array functions) take ~0.2 s, which this
     process pays at its own first compile or cache load anyway; a helper started without
     them paid them a second time, on its own core but in series with its kernels.  A
     failure here (another Numba's internals) leaves that to the helper."""

@@ -133,8 +133,9 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
     """Tile rows ``first .. stop - 1`` of the start matrix of an edge list sorted by source
     into ``out[li, lj]`` (and ``pred``): INF with 0 on the diagonal, then the edges leaving
     the rows of ``li``.  ``col_tile[j // bw]`` is the local tile column holding column j, -1
-    where none is held here (the caller's: an array built here, and ``min``/``max`` of
-    scalars, cost a third of this kernel's cold compile)."""
+    where none is held here, built by the caller: an array allocated here and ``min``/``max``
+    of scalars each compile a Numba overload of their own, 0.25 s of this kernel's 0.6 s
+    cold compile (bench/NOTES_cpu.md, the first run after install)."""
     nr, nc, bh, bw = out.shape
     inf = narrow(inf, out)
     for li in range(first, stop):
@@ -144,7 +145,7 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
                 j0 = col0[lj]
                 for c in range(bw):
                     _store(out, pred, with_pred, li, lj, r, c, i, j0 + c, inf, inf)
-        end = row0[li] + bh
+        end = row0[li] + bh                              # a select, not min(): see above
         for e in range(_first_at_least(src, row0[li]), _first_at_least(src, end if end < n else n)):
             i = src[e]
             j = dst[e]
