@@ -15,7 +15,9 @@ Whatever becomes of it -- an error, a kill, a hang -- the caller compiles the ke
 as it would have without one: :meth:`Helper.wait` returns when the helper has ended (or
 after :data:`PATIENCE_S`, then kills it) and always reaps it.  The fork is taken while
 holding Numba's compiler lock, so no thread of the caller is halfway through a
-compilation the child would inherit.
+compilation the child would inherit, and once the compiler is started (its registries,
+~0.2 s that the caller pays at its first compile anyway), so the helper does not start
+it a second time.
 """
 from __future__ import annotations
 
