@@ -74,6 +74,61 @@ def test_the_helper_compiles_into_the_cache_and_the_call_loads_it(kernels):
     assert ahead.cold(kernels.twice_sum, ahead.signature(kernels.twice_sum, (b,)))
 
 
+# The helper is forked with Numba's compiler started (its registries loaded), which the caller
+# pays at its own first compile anyway; checked in a fresh interpreter, where nothing else has
+# started it.
+STARTED = textwrap.dedent('''
+    import importlib.util, os, sys
+    import numpy as np
+    from floydwarp.cpu import ahead
+    spec = importlib.util.spec_from_file_location("cold_kernels", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cold_kernels"] = module
+    spec.loader.exec_module(module)
+    at_fork = []
+    fork = os.fork
+
+    def noting_fork():
+        at_fork.append("numba.np.arraymath" in sys.modules)     # loaded by the compiler's start
+        return fork()
+
+    os.fork = noting_fork
+    ahead.wanted = lambda: True
+    before = "numba.np.arraymath" in sys.modules
+    a = np.arange(4, dtype=np.int64)
+    helper = ahead.start([(module.twice_sum, (a,))])
+    print(before, at_fork, helper.wait(), module.twice_sum(a), sum(module.twice_sum.stats.cache_hits.values()))
+''')
+
+
+@needs_fork
+def test_the_helper_is_forked_with_the_compiler_started(tmp_path):
+    path = tmp_path / "cold_kernels.py"
+    path.write_text(KERNELS)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", STARTED, str(path)], env=env, capture_output=True, text=True,
+                         check=True, timeout=600).stdout
+    assert out.split() == ["False", "[True]", "True", "12", "1"], out
+
+
+class Refuses:
+    def refresh(self):
+        raise RuntimeError("another Numba")
+
+
+@needs_fork
+def test_a_compiler_that_cannot_be_started_ahead_is_started_by_the_helper(kernels, monkeypatch):
+    a = np.arange(6, dtype=np.int32)
+    sig = ahead.signature(kernels.twice_sum, (a,))
+    with monkeypatch.context() as m:
+        m.setattr(kernels.twice_sum, "typingctx", Refuses())
+        helper = ahead.start([(kernels.twice_sum, (a,))])
+        assert helper.wait()
+    assert ahead._in_cache(kernels.twice_sum, sig)
+    assert kernels.twice_sum(a) == 30
+    assert sum(kernels.twice_sum.stats.cache_hits.values()) == 1
+
+
 def kill_it(helper):
     os.kill(helper.pid, signal.SIGKILL)
     return helper.wait()

@@ -67,6 +67,39 @@ def _dense(n, src, dst, w):
     return d
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 50])
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (1, 3), (3, 1)])
+def test_start_tiles_of_an_edge_list_are_the_padded_matrix(threads, n, shape):
+    """Every process's share of the start tiles (2D block-cyclic, tile edges 1..64, the last
+    tile padded) with predecessors: the padded start matrix cut into tiles in NumPy."""
+    from floydwarp.dist.grid import ProcessGrid
+    from floydwarp.predecessors import initial_predecessors
+    from floydwarp.tiling import start_tiles
+
+    rng = np.random.default_rng(n)
+    m = 3 * n * n // 4
+    src, dst, w = rng.integers(0, max(n, 1), m), rng.integers(0, max(n, 1), m), rng.integers(-2, 9, m)
+    g = Graph.from_edges(src, dst, w, n=n)
+    inf = np.int32(1 << 20)
+    for bs in (1, 3, 16, 64):
+        nt = -(-n // bs)
+        full = np.full((nt * bs, nt * bs), inf, np.int32)
+        np.fill_diagonal(full, 0)
+        kept = g.edges()
+        full[kept[0], kept[1]] = kept[2]                        # a kept self-loop is negative
+        pred = initial_predecessors(full, inf)
+        for rank in range(shape[0] * shape[1]):
+            grid = ProcessGrid(*shape, rank)
+            t, p = start_tiles(g, bs, np.int32, inf, with_pred=True, grid=grid)
+            rows, cols = grid.tile_rows(nt), grid.tile_cols(nt)
+            assert t.shape == p.shape == (len(rows), len(cols), bs, bs)
+            for li, I in enumerate(rows):
+                for lj, J in enumerate(cols):
+                    block = np.s_[I * bs:(I + 1) * bs, J * bs:(J + 1) * bs]
+                    assert np.array_equal(t[li, lj], full[block]), (bs, rank, I, J)
+                    assert np.array_equal(p[li, lj], pred[block]), (bs, rank, I, J)
+
+
 @pytest.mark.parametrize("where", [0, 450, 899])
 def test_edge_list_errors_name_the_first_bad_edge(threads, where):
     m = 900

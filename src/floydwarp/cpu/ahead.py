@@ -15,7 +15,9 @@ Whatever becomes of it -- an error, a kill, a hang -- the caller compiles the ke
 as it would have without one: :meth:`Helper.wait` returns when the helper has ended (or
 after :data:`PATIENCE_S`, then kills it) and always reaps it.  The fork is taken while
 holding Numba's compiler lock, so no thread of the caller is halfway through a
-compilation the child would inherit.
+compilation the child would inherit, and once the compiler is started (its registries,
+~0.2 s that the caller pays at its first compile anyway), so the helper does not start
+it a second time.
 """
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ class Helper:
         read, write = os.pipe()
         parent = os.getpid()
         with global_compiler_lock, warnings.catch_warnings():
+            _start_compilers(self.jobs)
             # Python 3.12 warns that a fork of a threaded process may deadlock: the compiler
             # lock is held here, and the child uses nothing else the other threads hold
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -135,6 +138,19 @@ def start(calls):
         if cold(kernel, sig):
             jobs.append((kernel, sig))
     return Helper(jobs) if jobs else None
+
+
+def _start_compilers(jobs):
+    """Start Numba's compiler for the jobs' targets here, before the fork, so the helper
+    inherits it: its lowering and typing registries (importing most of ``numba.np`` and
+    ``numba.cpython``, and SciPy's BLAS for the array functions) take ~0.2 s, which this
+    process pays at its own first compile or cache load anyway; a helper started without
+    them paid them a second time, on its own core but in series with its kernels.  A
+    failure here (another Numba's internals) leaves that to the helper."""
+    with contextlib.suppress(Exception):
+        for kernel, _ in jobs:
+            kernel.typingctx.refresh()
+            kernel.targetctx.refresh()
 
 
 def _compile_and_exit(jobs, pipe, parent):

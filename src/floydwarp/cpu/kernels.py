@@ -74,9 +74,11 @@ def copy_row(src, k, out):
         out[j] = src[k, j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def clamp_below(c, lo):
-    """``c = max(c, lo)`` on a 2-D array."""
+    """``c = max(c, lo)`` on a 2-D array.  Inlined into its callers' Numba IR: compiled as
+    a function of its own it took ~90 ms of the phase 2-3 kernel's cold compile, which the
+    compile helper (cpu/ahead.py) runs on the first run's longest path."""
     m, w = c.shape
     for i in range(m):
         for j in range(w):

@@ -395,11 +395,13 @@ class Graph:
         out[xp.asarray(src - lo), xp.asarray(dst)] = xp.asarray(w).astype(dtype)
         return out
 
-    def fill_start(self, out, row0, col0, inf, pred=None):
+    def fill_start(self, out, row0, col0, inf, pred=None, col_tile=None):
         """Write the start matrix into host arrays in one parallel pass (graph/kernels.py):
         entry ``(row0[li] + r, col0[lj] + c)`` into ``out[li, lj, r, c]`` and, when given, its
         initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
-        the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``."""
+        the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``;
+        ``col_tile`` is its ``tiling.column_tiles`` where the caller keeps it (built here
+        when not given)."""
         kernels = numba_passes()
         row0, col0 = _int64_vector(row0), _int64_vector(col0)
         with_pred = pred is not None
@@ -411,7 +413,10 @@ class Graph:
                      threads=team.shares(rows, out.size))
             return
         src, dst, w = self._sorted_edges()
-        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, inf, out,
+        if col_tile is None:
+            from ..tiling import column_tiles
+            col_tile = column_tiles(self.n, col0, out.shape[3])
+        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, col_tile, inf, out,
                  pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
 
     def _sorted_edges(self):
