@@ -2,8 +2,9 @@
 
 Run twice with the same CUPY_CACHE_DIR: the first process starts from an empty cache, the second
 shows what a later process still compiles for sizes it has not met.
-``CUPY_CACHE_DIR=$(mktemp -d) PYTHONPATH=src python3 bench/pred_cold_probe.py 300,517,2500 NAME``
-writes ``$OUT/pred-cold-NAME.json``.
+``CUPY_CACHE_DIR=$(mktemp -d) PYTHONPATH=src python3 bench/pred_cold_probe.py 300,517,2500 NAME [dense]``
+writes ``$OUT/pred-cold-NAME.json``; ``dense``: the graphs go in as dense float64 matrices (inf: no
+edge) instead of edge lists.
 """
 import json
 import os
@@ -19,6 +20,8 @@ compiles = nvrtc_clock.install()
 rows = []
 for n in [int(x) for x in sys.argv[1].split(",")]:
     g = erdos_renyi(n, 5, seed=1)
+    if sys.argv[3:] == ["dense"]:
+        g = g.to_matrix("float64", float("inf"))
     for pred in (False, True):
         before = len(compiles), sum(compiles)
         t = time.perf_counter()

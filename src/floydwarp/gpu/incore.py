@@ -206,12 +206,12 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         isz = dtype.itemsize
         if dense is not None and sizing.on_device:
             # band by band: the conversion's temporaries stay small beside the two matrices
-            d = cp.full((lay.N, lay.pitch), inf, dtype=dtype) if lay.padded else cp.empty((n, n), dtype=dtype)
+            d = start.matrix(lay.N, lay.pitch, dtype, inf) if lay.padded else cp.empty((n, n), dtype=dtype)
             for lo, hi in graph.device_bands():
                 d[lo:hi, :n] = graph.matrix_rows(lo, hi, dtype, inf, xp=cp)
         elif dense is not None:
             m = np.ascontiguousarray(graph.to_matrix(dtype, inf))
-            d = cp.full((lay.N, lay.pitch), inf, dtype=dtype)
+            d = start.matrix(lay.N, lay.pitch, dtype, inf)
             transfer.to_device(m, d)
             del m
         else:
@@ -220,10 +220,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         t1 = time.perf_counter()
         compiled = modules.record_stage(timings, "h2d", t1 - t0, compiled)
 
-        # ---- padding diagonal, predecessors
-        if lay.N > n and dense is not None:
-            pad = cp.arange(n, lay.N)
-            d[pad, pad] = 0
+        # ---- predecessors (the padding's diagonal is 0 already: start.matrix)
         pr = None
         if plan.predecessors:
             pr = cp.empty((lay.N, lay.pred_pitch), dtype=cp.int32)

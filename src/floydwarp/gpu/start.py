@@ -2,8 +2,10 @@
 edges cross the bus, compacted (uint16 vertex ids up to 65536 vertices, else int32;
 weights in the distance dtype), cast chunk by chunk into pinned buffers by worker threads
 while earlier chunks are in flight (``transfer.upload_columns``).  One GPU builds its whole
-padded matrix; each process of the multi-GPU engines builds its own block.  The predecessors
-of a start matrix are seeded here too (:func:`seed_predecessors`), by the same module."""
+padded matrix; each process of the multi-GPU engines builds its own block.  A dense input is
+uploaded into :func:`matrix`, the start matrix without edges (its padding then needs nothing
+more).  The predecessors of a start matrix are seeded here too (:func:`seed_predecessors`), by
+the same module."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,11 +30,11 @@ def _group(dtype) -> tuple:
             *(f"fw_scatter<{ct}, {i}>" for i in _INDEX_CTYPES.values()))
 
 
-def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
-    """A ``rows`` x ``pitch`` CuPy matrix: the block at ``origin = (r0, c0)`` of the
-    (padded) start matrix of the n vertices' ``edges = (src, dst, w)`` (distinct edges; host
-    arrays of any integer and number types): their weights, INF elsewhere, 0 on the
-    global diagonal."""
+def matrix(rows: int, pitch: int, dtype, inf, origin=(0, 0)):
+    """A ``rows`` x ``pitch`` CuPy matrix: the block at ``origin = (r0, c0)`` of a start
+    matrix without edges, INF with 0 on the global diagonal (padding included), in one
+    kernel (CuPy's ``full`` and a fancy-indexed diagonal compiled three kernels of their
+    own where its disk cache is cold, outside the ``compile`` clock)."""
     import cupy as cp
 
     dtype = np.dtype(dtype)
@@ -45,6 +47,21 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     gx = max(1, min(-(-pitch // _THREADS), 8))
     fill((gx, min(rows, 65535)), (_THREADS,), (d, np.int64(pitch), np.int32(rows), np.int64(r0), np.int64(c0),
                                                dtype.type(inf)))
+    return d
+
+
+def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
+    """A ``rows`` x ``pitch`` CuPy matrix: the block at ``origin = (r0, c0)`` of the
+    (padded) start matrix of the n vertices' ``edges = (src, dst, w)`` (distinct edges; host
+    arrays of any integer and number types): their weights, INF elsewhere, 0 on the
+    global diagonal."""
+    import cupy as cp
+
+    dtype = np.dtype(dtype)
+    r0, c0 = (int(o) for o in origin)
+    d = matrix(rows, pitch, dtype, inf, origin)
+    if rows == 0 or pitch == 0:
+        return d
     src, dst, w = edges
     m = len(src)
     if not m:
@@ -55,7 +72,8 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
     base = buf.data.ptr
     transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
-    scatter = modules.kernel("start.cu", f"fw_scatter<{modules.ctype(dtype)}, {_INDEX_CTYPES[idx_t.name]}>", group)
+    scatter = modules.kernel("start.cu", f"fw_scatter<{modules.ctype(dtype)}, {_INDEX_CTYPES[idx_t.name]}>",
+                             _group(dtype))
     scatter((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
             (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0),
              buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
