@@ -315,7 +315,7 @@ template <> struct WitnessCandidate<short, true> {
     }
 };
 
-// The exclusive prefix sum of x over the block's threads (blockDim.x = 32 x WITNESS_WARPS);
+// The exclusive prefix sum of x over the block's threads (whole warps, at most WITNESS_WARPS);
 // `sums`: WITNESS_WARPS ints of shared memory.
 __device__ __forceinline__ int witness_block_prefix(int x, int* sums) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
