@@ -124,16 +124,10 @@ def minplus(c, a, b):
                 c2 = min(c2, narrow(a23 + b3, c))
                 c3 = min(c3, narrow(a33 + b3, c))
                 c[i, j] = c0; c[i + 1, j] = c1; c[i + 2, j] = c2; c[i + 3, j] = c3
-        for k in range(k4, kk):
-            a0 = a[i, k]; a1 = a[i + 1, k]; a2 = a[i + 2, k]; a3 = a[i + 3, k]
-            for j in range(w):
-                bk = b[k, j]
-                c[i, j] = min(c[i, j], narrow(a0 + bk, c))
-                c[i + 1, j] = min(c[i + 1, j], narrow(a1 + bk, c))
-                c[i + 2, j] = min(c[i + 2, j], narrow(a2 + bk, c))
-                c[i + 3, j] = min(c[i + 3, j], narrow(a3 + bk, c))
-    for i in range(m4, m):
-        for k in range(kk):
+    # the k steps left after the 4-k blocks (rows 0 .. m4 - 1) and the rows left after the 4-row
+    # blocks (every k), one row at a time: one loop nest for both keeps minplus' compile short
+    for i in range(m):
+        for k in range(k4 if i < m4 else 0, kk):
             aik = a[i, k]
             for j in range(w):
                 c[i, j] = min(c[i, j], narrow(aik + b[k, j], c))
@@ -181,18 +175,10 @@ def minplus_pred(c, pc, a, b, pb):
                     c1 = x; p1 = q3
                 c[i, j] = c0; c[i + 1, j] = c1
                 pc[i, j] = p0; pc[i + 1, j] = p1
-        for k in range(k4, kk):
-            a0 = a[i, k]; a1 = a[i + 1, k]
-            for j in range(w):
-                bk = b[k, j]
-                x = narrow(a0 + bk, c)
-                if x < c[i, j]:
-                    c[i, j] = x; pc[i, j] = pb[k, j]
-                x = narrow(a1 + bk, c)
-                if x < c[i + 1, j]:
-                    c[i + 1, j] = x; pc[i + 1, j] = pb[k, j]
-    for i in range(m2, m):
-        for k in range(kk):
+    # as in minplus: the k steps left after the 4-k blocks and the rows left after the 2-row
+    # blocks in one loop nest, one row at a time
+    for i in range(m):
+        for k in range(k4 if i < m2 else 0, kk):
             aik = a[i, k]
             for j in range(w):
                 x = narrow(aik + b[k, j], c)
