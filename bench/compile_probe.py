@@ -31,8 +31,9 @@ warm = engine.BlockedWarmUp(dtype, pred, True, True)
 tiles = warm.tiles
 if name.startswith("close_pivot"):
     kernel = K.close_pivot_pred if pred else K.close_pivot
-    args = ((tiles.t, tiles.p, 0, tiles.clamp, tiles.lo, tiles.rowp, tiles.colp, tiles.prow) if pred
-            else (tiles.t, 0, tiles.clamp, tiles.lo, tiles.rowp, tiles.colp))
+    args = ((tiles.t, tiles.p, 0, tiles.clamp, tiles.lo) if pred else (tiles.t, 0, tiles.clamp, tiles.lo))
+    if "rowp" in kernel.py_func.__code__.co_varnames:       # a tree from before close_pivot lost its copies
+        args += (tiles.rowp, tiles.colp, tiles.prow) if pred else (tiles.rowp, tiles.colp)
 else:
     kernel, args = tiles.crew.call(0, False)
 sig = tuple(kernel.typeof_pyval(a) for a in args)

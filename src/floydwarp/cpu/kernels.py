@@ -259,25 +259,20 @@ def copy_tile(src, dst):
 # The three phases of a round are separate calls: the blocked schedule (floydwarp.schedule)
 # calls them in turn, so it can time them and checkpoint between rounds.
 @njit(cache=True)
-def close_pivot(t, r, clamp, lo, rowp, colp):
-    """Phase 1: close the pivot tile ``t[r, r]``, and copy it into its slot of the panel
-    copies ``rowp`` and ``colp`` that phases 2 and 3 read (none for a single tile).
-    Returns whether the tile's diagonal went negative (final for a single tile)."""
+def close_pivot(t, r, clamp, lo):
+    """Phase 1: close the pivot tile ``t[r, r]``.  Returns whether the tile's diagonal went
+    negative (final for a single tile).  The engine copies the closed tile into the panel
+    copies that phases 2 and 3 read, with NumPy (~2 us a round): copied here, the copies
+    took ~0.12 s of this kernel's cold compile (0.49 -> 0.36 s), on the first run's
+    longest path (bench/NOTES_cpu.md)."""
     fw_tile(t[r, r], clamp, lo)
-    if rowp.shape[0]:
-        copy_tile(t[r, r], rowp[r])
-        copy_tile(t[r, r], colp[r])
     return negative_diagonal(t[r, r])
 
 
 @njit(cache=True)
-def close_pivot_pred(t, p, r, clamp, lo, rowp, colp, prow):
-    """:func:`close_pivot` with predecessors, copied into ``prow``."""
+def close_pivot_pred(t, p, r, clamp, lo):
+    """:func:`close_pivot` with predecessors."""
     fw_tile_pred(t[r, r], p[r, r], clamp, lo)
-    if rowp.shape[0]:
-        copy_tile(t[r, r], rowp[r])
-        copy_tile(t[r, r], colp[r])
-        copy_tile(p[r, r], prow[r])
     return negative_diagonal(t[r, r])
 
 
@@ -320,7 +315,7 @@ def update_tiles(t, clamp, lo, rowp, colp, crew, me, count, r, panel):
     Every tile ``(I, J)`` of the job (:func:`round_tile`) becomes ``min(t[I, J], colp[I]
     (x) rowp[J])``, where ``rowp`` and ``colp`` hold copies of the pivot row and column
     tiles.  Phase 2 is that product too, with ``colp[r] = rowp[r] = P*`` (the pivot tile
-    after phase 1, :func:`copy_pivot`): a pivot row tile becomes ``P* (x) old`` and a pivot
+    after phase 1, copied there by the engine): a pivot row tile becomes ``P* (x) old`` and a pivot
     column tile ``old (x) P*``.  Each phase-2 task copies its tile's old value into its
     panel slot first and its new value after, so the panels are ready for phase 3 with
     no copy between the phases."""
