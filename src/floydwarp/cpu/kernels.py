@@ -5,8 +5,8 @@ Everything here works on host NumPy arrays and follows numeric.py's rules:
 * integer sums are computed in the matrix dtype (:func:`narrow`): INF = max // 2
   makes every sum of two entries representable, and keeping the add in the
   narrow type is what lets LLVM use 16 (int16) or 8 (int32) lanes per vector;
-* a candidate replaces an entry only when ``cand < d`` (``min(d, x)``, which
-  Numba lowers as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
+* a candidate replaces an entry only when ``cand < d`` (:func:`select_min`, Python's
+  ``min(d, x)`` as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
   so NaN from ``inf + -inf`` never wins.  Without
   predecessors the update is that select and an unconditional store (2x faster
   than a conditional store for float32 rows, 12x for the phase-1 tile); with
@@ -24,8 +24,11 @@ intermediates stay within ``[-2 INF, INF]``, representable in the dtype.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.typing import signature
 from numba.extending import intrinsic
 
 from .crew import first_job, next_job
@@ -49,6 +52,38 @@ def narrow(typingctx, value, arr):
         return context.cast(builder, args[0], sig.args[0], sig.return_type)
 
     return arr.dtype(value, arr), codegen
+
+
+def _select(better):
+    """Codegen of ``b if better(b, a) else a`` in the arguments' common type: one select."""
+    def codegen(context, builder, sig, args):
+        ty = sig.return_type
+        a, b = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
+        wins = context.get_function(better, signature(types.boolean, ty, ty))(builder, (b, a))
+        return builder.select(wins, b, a)
+
+    return codegen
+
+
+@intrinsic
+def select_min(typingctx, a, b):
+    """Python's ``min(a, b)``: ``b if b < a else a`` (a NaN ``b`` never wins), one select.
+
+    An intrinsic: Numba's ``min`` is an overload compiled once per argument type on a cold
+    cache (~15 ms each, in the main process and again in the compile helper)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.lt)
+    return None
+
+
+@intrinsic
+def select_max(typingctx, a, b):
+    """Python's ``max(a, b)``: ``b if b > a else a``, one select (see :func:`select_min`)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.gt)
+    return None
 
 
 @njit(cache=True)
@@ -82,7 +117,7 @@ def clamp_below(c, lo):
     m, w = c.shape
     for i in range(m):
         for j in range(w):
-            c[i, j] = max(lo, c[i, j])
+            c[i, j] = select_max(lo, c[i, j])
 
 
 # --------------------------------------------------------------------------- min-plus tile kernels
@@ -90,7 +125,7 @@ def clamp_below(c, lo):
 def minplus(c, a, b):
     """``c[i, j] = min(c[i, j], min_k a[i, k] + b[k, j])``; c, a, b do not overlap.
 
-    Candidates are taken in increasing k with a strict ``<``: ``min(d, x)`` is Numba's
+    Candidates are taken in increasing k with a strict ``<``: ``select_min(d, x)`` is
     ``x if x < d else d``, one select (few IR blocks: cheap to compile), and NaN never
     wins.  No clamp here (see the module docstring).
     """
@@ -107,22 +142,22 @@ def minplus(c, a, b):
             for j in range(w):
                 b0 = b[k, j]; b1 = b[k + 1, j]; b2 = b[k + 2, j]; b3 = b[k + 3, j]
                 c0 = c[i, j]; c1 = c[i + 1, j]; c2 = c[i + 2, j]; c3 = c[i + 3, j]
-                c0 = min(c0, narrow(a00 + b0, c))
-                c1 = min(c1, narrow(a10 + b0, c))
-                c2 = min(c2, narrow(a20 + b0, c))
-                c3 = min(c3, narrow(a30 + b0, c))
-                c0 = min(c0, narrow(a01 + b1, c))
-                c1 = min(c1, narrow(a11 + b1, c))
-                c2 = min(c2, narrow(a21 + b1, c))
-                c3 = min(c3, narrow(a31 + b1, c))
-                c0 = min(c0, narrow(a02 + b2, c))
-                c1 = min(c1, narrow(a12 + b2, c))
-                c2 = min(c2, narrow(a22 + b2, c))
-                c3 = min(c3, narrow(a32 + b2, c))
-                c0 = min(c0, narrow(a03 + b3, c))
-                c1 = min(c1, narrow(a13 + b3, c))
-                c2 = min(c2, narrow(a23 + b3, c))
-                c3 = min(c3, narrow(a33 + b3, c))
+                c0 = select_min(c0, narrow(a00 + b0, c))
+                c1 = select_min(c1, narrow(a10 + b0, c))
+                c2 = select_min(c2, narrow(a20 + b0, c))
+                c3 = select_min(c3, narrow(a30 + b0, c))
+                c0 = select_min(c0, narrow(a01 + b1, c))
+                c1 = select_min(c1, narrow(a11 + b1, c))
+                c2 = select_min(c2, narrow(a21 + b1, c))
+                c3 = select_min(c3, narrow(a31 + b1, c))
+                c0 = select_min(c0, narrow(a02 + b2, c))
+                c1 = select_min(c1, narrow(a12 + b2, c))
+                c2 = select_min(c2, narrow(a22 + b2, c))
+                c3 = select_min(c3, narrow(a32 + b2, c))
+                c0 = select_min(c0, narrow(a03 + b3, c))
+                c1 = select_min(c1, narrow(a13 + b3, c))
+                c2 = select_min(c2, narrow(a23 + b3, c))
+                c3 = select_min(c3, narrow(a33 + b3, c))
                 c[i, j] = c0; c[i + 1, j] = c1; c[i + 2, j] = c2; c[i + 3, j] = c3
     # the k steps left after the 4-k blocks (rows 0 .. m4 - 1) and the rows left after the 4-row
     # blocks (every k), one row at a time: one loop nest for both keeps minplus' compile short
@@ -130,7 +165,7 @@ def minplus(c, a, b):
         for k in range(k4 if i < m4 else 0, kk):
             aik = a[i, k]
             for j in range(w):
-                c[i, j] = min(c[i, j], narrow(aik + b[k, j], c))
+                c[i, j] = select_min(c[i, j], narrow(aik + b[k, j], c))
 
 
 @njit(cache=True)
@@ -205,8 +240,8 @@ def fw_tile(t, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = max(lo, x)
-                t[i, j] = min(t[i, j], x)
+                    x = select_max(lo, x)
+                t[i, j] = select_min(t[i, j], x)
 
 
 @njit(cache=True)
@@ -222,7 +257,7 @@ def fw_tile_pred(t, p, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = max(lo, x)
+                    x = select_max(lo, x)
                 if x < t[i, j]:
                     t[i, j] = x
                     p[i, j] = prowk[j]
@@ -242,7 +277,7 @@ def unpack_rows(t, d, first, stop):
         ii = i - ib * bs
         for jb in range(nb):
             j0 = jb * bs
-            w = min(bs, n - j0)
+            w = select_min(bs, n - j0)
             for jj in range(w):
                 d[i, j0 + jj] = t[ib, jb, ii, jj]
 
@@ -380,8 +415,8 @@ def relax_row(d, i, rowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = max(lo, x)
-        d[i, j] = min(d[i, j], x)
+            x = select_max(lo, x)
+        d[i, j] = select_min(d[i, j], x)
 
 
 @njit(inline="always")
@@ -391,7 +426,7 @@ def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = max(lo, x)
+            x = select_max(lo, x)
         if x < d[i, j]:
             d[i, j] = x
             p[i, j] = prowk[j]
@@ -430,8 +465,8 @@ def serial_steps(d, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = max(lo, x)
-                d[i, j] = min(d[i, j], x)
+                    x = select_max(lo, x)
+                d[i, j] = select_min(d[i, j], x)
 
 
 @njit(cache=True)
@@ -443,7 +478,7 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = max(lo, x)
+                    x = select_max(lo, x)
                 if x < d[i, j]:
                     d[i, j] = x
                     p[i, j] = p[k, j]
