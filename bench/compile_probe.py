@@ -32,7 +32,10 @@ tiles = warm.tiles
 if name.startswith("close_pivot"):
     kernel = K.close_pivot_pred if pred else K.close_pivot
     args = ((tiles.t, tiles.p, 0, tiles.clamp, tiles.lo) if pred else (tiles.t, 0, tiles.clamp, tiles.lo))
-    if "rowp" in kernel.py_func.__code__.co_varnames:       # a tree from before close_pivot lost its copies
+    names = kernel.py_func.__code__.co_varnames
+    if "rowk" in names:                          # the engine's row buffers
+        args += (tiles.rowk, tiles.prowk) if pred else (tiles.rowk,)
+    elif "rowp" in names:                        # a tree from before close_pivot lost its panel copies
         args += (tiles.rowp, tiles.colp, tiles.prow) if pred else (tiles.rowp, tiles.colp)
 else:
     kernel, args = tiles.crew.call(0, False)

@@ -251,6 +251,9 @@ class Tiles:
         self.t, self.p, self.clamp, self.lo = t, p, clamp, lo
         self.rounds = nb = t.shape[0]
         K = self.K = _kernels()
+        # phase 1's row buffers (a Numba np.empty would cost its cold compile ~60 ms)
+        self.rowk = np.empty(t.shape[2], t.dtype)
+        self.prowk = None if p is None else np.empty(t.shape[2], p.dtype)
         # the panel copies: none for one tile (closed by phase 1 alone)
         self.rowp = self.colp = self.prow = None
         if nb > 1:
@@ -278,9 +281,9 @@ class Tiles:
 
     def close_pivot(self, r):
         if self.p is None:
-            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo)
+            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowk)
         else:
-            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo)
+            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowk, self.prowk)
         if self.crew is not None:         # the closed pivot tile into its slots of the panel copies
             self.rowp[r] = self.colp[r] = self.t[r, r]
             if self.p is not None:

@@ -224,15 +224,21 @@ def minplus_pred(c, pc, a, b, pb):
 # --------------------------------------------------------------------------- in-place FW on one tile
 @njit(cache=True, inline="always")
 def fw_tile(t, clamp, lo):
-    """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule).
+    """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule)."""
+    fw_tile_with(t, clamp, lo, np.empty(t.shape[0], t.dtype))
 
-    Row k is copied to a buffer per k, so the j loop reads and writes
+
+@njit(cache=True, inline="always")
+def fw_tile_with(t, clamp, lo, rowk):
+    """:func:`fw_tile` with the caller's buffer ``rowk`` (at least ``t.shape[0]`` entries):
+    compiling ``np.empty`` took ~60 ms of phase 1's cold compile.
+
+    Row k is copied to the buffer per k, so the j loop reads and writes
     different arrays and vectorizes.  Inlined into its callers' Numba IR (as is
     :func:`copy_row`): compiled as a function of its own it would be optimized once
     there and again inside each caller, 0.1 s more of a cold compile.
     """
     n = t.shape[0]
-    rowk = np.empty(n, t.dtype)
     for k in range(n):
         copy_row(t, k, rowk)
         for i in range(n):
@@ -244,11 +250,15 @@ def fw_tile(t, clamp, lo):
                 t[i, j] = select_min(t[i, j], x)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fw_tile_pred(t, p, clamp, lo):
+    fw_tile_pred_with(t, p, clamp, lo, np.empty(t.shape[0], t.dtype), np.empty(t.shape[0], p.dtype))
+
+
+@njit(cache=True, inline="always")
+def fw_tile_pred_with(t, p, clamp, lo, rowk, prowk):
+    """:func:`fw_tile_with` with predecessors (buffers ``rowk`` and ``prowk``)."""
     n = t.shape[0]
-    rowk = np.empty(n, t.dtype)
-    prowk = np.empty(n, p.dtype)
     for k in range(n):
         copy_row(t, k, rowk)
         copy_row(p, k, prowk)
@@ -294,20 +304,20 @@ def copy_tile(src, dst):
 # The three phases of a round are separate calls: the blocked schedule (floydwarp.schedule)
 # calls them in turn, so it can time them and checkpoint between rounds.
 @njit(cache=True)
-def close_pivot(t, r, clamp, lo):
-    """Phase 1: close the pivot tile ``t[r, r]``.  Returns whether the tile's diagonal went
-    negative (final for a single tile).  The engine copies the closed tile into the panel
-    copies that phases 2 and 3 read, with NumPy (~2 us a round): copied here, the copies
-    took ~0.12 s of this kernel's cold compile (0.49 -> 0.36 s), on the first run's
-    longest path (bench/NOTES_cpu.md)."""
-    fw_tile(t[r, r], clamp, lo)
+def close_pivot(t, r, clamp, lo, rowk):
+    """Phase 1: close the pivot tile ``t[r, r]`` (``rowk``: a buffer of a tile row).  Returns
+    whether the tile's diagonal went negative (final for a single tile).  The engine copies
+    the closed tile into the panel copies that phases 2 and 3 read, with NumPy (~2 us a
+    round): copied here, the copies took ~0.12 s of this kernel's cold compile (0.49 -> 0.36
+    s), on the first run's longest path (bench/NOTES_cpu.md)."""
+    fw_tile_with(t[r, r], clamp, lo, rowk)
     return negative_diagonal(t[r, r])
 
 
 @njit(cache=True)
-def close_pivot_pred(t, p, r, clamp, lo):
+def close_pivot_pred(t, p, r, clamp, lo, rowk, prowk):
     """:func:`close_pivot` with predecessors."""
-    fw_tile_pred(t[r, r], p[r, r], clamp, lo)
+    fw_tile_pred_with(t[r, r], p[r, r], clamp, lo, rowk, prowk)
     return negative_diagonal(t[r, r])
 
 
