@@ -1,10 +1,10 @@
 """In-process compute rates of two or more source trees, interleaved (before/after a kernel change).
 
-``python bench/compute_ab.py VARIANTS [--rounds R] [--repeats K] [--n 2048] [--out FILE]``, VARIANTS
+``python bench/compute_ab.py VARIANTS [--rounds R] [--repeats K] [--n 2048] [--cases C,..] [--out FILE]``, VARIANTS
 a JSON object ``{"name": "path/to/src" or "", ...}`` as for bench/e2e_cpu_ab.py.  Each round starts
 one process per variant (order reversed every other round) that solves the same graphs (Erdos-Renyi,
 n vertices, 25 edges a vertex, seed 1) on the cpu backend and reports, per case, the median of K
-``timings["compute"]`` after a warm-up: int32, int16, float32, int32 with predecessors.  The summary
+``timings["compute"]`` after a warm-up: int32, int16, float32, int32 with predecessors (``--cases``: a comma-separated subset).  The summary
 is, per variant and case, the median over rounds of the per-round medians (and their range).  Run it
 under ``flock -x /tmp/fw-cpu.lock``.
 """
@@ -19,11 +19,13 @@ from pathlib import Path
 
 CHILD = r'''
 import json, sys, floydwarp as fw
-n, repeats = int(sys.argv[1]), int(sys.argv[2])
+n, repeats, cases = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
 g = fw.generate.erdos_renyi(n, 25, seed=1)
 out = {}
 for name, dtype, pred in (("int32", "int32", False), ("int16", "int16", False), ("float32", "float32", False),
                           ("int32 pred", "int32", True)):
+    if name not in cases:
+        continue
     fw.solve(g, dtype=dtype, backend="cpu", predecessors=pred)
     times = sorted(fw.solve(g, dtype=dtype, backend="cpu", predecessors=pred).timings["compute"]
                    for _ in range(repeats))
@@ -41,13 +43,14 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=2048)
+    parser.add_argument("--cases", default="int32,int16,float32,int32 pred")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rounds = {name: [] for name in args.variants}
     for r in range(args.rounds):
         order = list(args.variants.items())
         for name, path in order if r % 2 == 0 else order[::-1]:
-            out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), str(args.repeats)], env=_env(path),
+            out = subprocess.run([sys.executable, "-c", CHILD, str(args.n), str(args.repeats), args.cases], env=_env(path),
                                  check=True, capture_output=True, text=True)
             record = json.loads(out.stdout.splitlines()[-1])
             rounds[name].append(record)
