@@ -251,13 +251,14 @@ class Tiles:
         self.t, self.p, self.clamp, self.lo = t, p, clamp, lo
         self.rounds = nb = t.shape[0]
         K = self.K = _kernels()
+        # phase 1's row buffers (a Numba np.empty would cost its cold compile ~60 ms)
+        self.rowk = np.empty(t.shape[2], t.dtype)
+        self.prowk = None if p is None else np.empty(t.shape[2], p.dtype)
         # the panel copies: none for one tile (closed by phase 1 alone)
+        self.rowp = self.colp = self.prow = None
         if nb > 1:
             self.rowp, self.colp = np.empty(t.shape[1:], t.dtype), np.empty(t.shape[1:], t.dtype)
             self.prow = None if p is None else np.empty(t.shape[1:], p.dtype)
-        else:
-            self.rowp = self.colp = _no_panel(t.dtype)
-            self.prow = None if p is None else _no_panel(p.dtype)
         self.crew = None
         if nb > 1:
             if p is None:
@@ -280,10 +281,13 @@ class Tiles:
 
     def close_pivot(self, r):
         if self.p is None:
-            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowp, self.colp)
+            negative = self.K.close_pivot(self.t, r, self.clamp, self.lo, self.rowk)
         else:
-            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowp, self.colp,
-                                               self.prow)
+            negative = self.K.close_pivot_pred(self.t, self.p, r, self.clamp, self.lo, self.rowk, self.prowk)
+        if self.crew is not None:         # the closed pivot tile into its slots of the panel copies
+            self.rowp[r] = self.colp[r] = self.t[r, r]
+            if self.p is not None:
+                self.prow[r] = self.p[r, r]
         if self.rounds == 1:              # one tile: phase 1 is the whole run
             self.negative_diagonal = bool(negative)
 
@@ -306,11 +310,6 @@ class Tiles:
 
 
 @functools.lru_cache(maxsize=16)
-def _no_panel(dtype) -> np.ndarray:
-    """An empty panel copy (a one-tile run has none: the kernels never write it), shared."""
-    return np.empty((0, 0, 0), dtype)
-
-
 def keeps(store, shape, n) -> bool:
     """True when tiles of ``shape`` (its first three entries count) are the n x n result
     already: one unpadded tile in RAM."""

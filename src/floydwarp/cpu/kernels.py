@@ -5,8 +5,8 @@ Everything here works on host NumPy arrays and follows numeric.py's rules:
 * integer sums are computed in the matrix dtype (:func:`narrow`): INF = max // 2
   makes every sum of two entries representable, and keeping the add in the
   narrow type is what lets LLVM use 16 (int16) or 8 (int32) lanes per vector;
-* a candidate replaces an entry only when ``cand < d`` (``min(d, x)``, which
-  Numba lowers as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
+* a candidate replaces an entry only when ``cand < d`` (:func:`select_min`, Python's
+  ``min(d, x)`` as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
   so NaN from ``inf + -inf`` never wins.  Without
   predecessors the update is that select and an unconditional store (2x faster
   than a conditional store for float32 rows, 12x for the phase-1 tile); with
@@ -24,8 +24,11 @@ intermediates stay within ``[-2 INF, INF]``, representable in the dtype.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.typing import signature
 from numba.extending import intrinsic
 
 from .crew import first_job, next_job
@@ -49,6 +52,38 @@ def narrow(typingctx, value, arr):
         return context.cast(builder, args[0], sig.args[0], sig.return_type)
 
     return arr.dtype(value, arr), codegen
+
+
+def _select(better):
+    """Codegen of ``b if better(b, a) else a`` in the arguments' common type: one select."""
+    def codegen(context, builder, sig, args):
+        ty = sig.return_type
+        a, b = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
+        wins = context.get_function(better, signature(types.boolean, ty, ty))(builder, (b, a))
+        return builder.select(wins, b, a)
+
+    return codegen
+
+
+@intrinsic
+def select_min(typingctx, a, b):
+    """Python's ``min(a, b)``: ``b if b < a else a`` (a NaN ``b`` never wins), one select.
+
+    An intrinsic: Numba's ``min`` is an overload compiled once per argument type on a cold
+    cache (~15 ms each, in the main process and again in the compile helper)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.lt)
+    return None
+
+
+@intrinsic
+def select_max(typingctx, a, b):
+    """Python's ``max(a, b)``: ``b if b > a else a``, one select (see :func:`select_min`)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.gt)
+    return None
 
 
 @njit(cache=True)
@@ -82,7 +117,7 @@ def clamp_below(c, lo):
     m, w = c.shape
     for i in range(m):
         for j in range(w):
-            c[i, j] = max(lo, c[i, j])
+            c[i, j] = select_max(lo, c[i, j])
 
 
 # --------------------------------------------------------------------------- min-plus tile kernels
@@ -90,7 +125,7 @@ def clamp_below(c, lo):
 def minplus(c, a, b):
     """``c[i, j] = min(c[i, j], min_k a[i, k] + b[k, j])``; c, a, b do not overlap.
 
-    Candidates are taken in increasing k with a strict ``<``: ``min(d, x)`` is Numba's
+    Candidates are taken in increasing k with a strict ``<``: ``select_min(d, x)`` is
     ``x if x < d else d``, one select (few IR blocks: cheap to compile), and NaN never
     wins.  No clamp here (see the module docstring).
     """
@@ -107,36 +142,30 @@ def minplus(c, a, b):
             for j in range(w):
                 b0 = b[k, j]; b1 = b[k + 1, j]; b2 = b[k + 2, j]; b3 = b[k + 3, j]
                 c0 = c[i, j]; c1 = c[i + 1, j]; c2 = c[i + 2, j]; c3 = c[i + 3, j]
-                c0 = min(c0, narrow(a00 + b0, c))
-                c1 = min(c1, narrow(a10 + b0, c))
-                c2 = min(c2, narrow(a20 + b0, c))
-                c3 = min(c3, narrow(a30 + b0, c))
-                c0 = min(c0, narrow(a01 + b1, c))
-                c1 = min(c1, narrow(a11 + b1, c))
-                c2 = min(c2, narrow(a21 + b1, c))
-                c3 = min(c3, narrow(a31 + b1, c))
-                c0 = min(c0, narrow(a02 + b2, c))
-                c1 = min(c1, narrow(a12 + b2, c))
-                c2 = min(c2, narrow(a22 + b2, c))
-                c3 = min(c3, narrow(a32 + b2, c))
-                c0 = min(c0, narrow(a03 + b3, c))
-                c1 = min(c1, narrow(a13 + b3, c))
-                c2 = min(c2, narrow(a23 + b3, c))
-                c3 = min(c3, narrow(a33 + b3, c))
+                c0 = select_min(c0, narrow(a00 + b0, c))
+                c1 = select_min(c1, narrow(a10 + b0, c))
+                c2 = select_min(c2, narrow(a20 + b0, c))
+                c3 = select_min(c3, narrow(a30 + b0, c))
+                c0 = select_min(c0, narrow(a01 + b1, c))
+                c1 = select_min(c1, narrow(a11 + b1, c))
+                c2 = select_min(c2, narrow(a21 + b1, c))
+                c3 = select_min(c3, narrow(a31 + b1, c))
+                c0 = select_min(c0, narrow(a02 + b2, c))
+                c1 = select_min(c1, narrow(a12 + b2, c))
+                c2 = select_min(c2, narrow(a22 + b2, c))
+                c3 = select_min(c3, narrow(a32 + b2, c))
+                c0 = select_min(c0, narrow(a03 + b3, c))
+                c1 = select_min(c1, narrow(a13 + b3, c))
+                c2 = select_min(c2, narrow(a23 + b3, c))
+                c3 = select_min(c3, narrow(a33 + b3, c))
                 c[i, j] = c0; c[i + 1, j] = c1; c[i + 2, j] = c2; c[i + 3, j] = c3
-        for k in range(k4, kk):
-            a0 = a[i, k]; a1 = a[i + 1, k]; a2 = a[i + 2, k]; a3 = a[i + 3, k]
-            for j in range(w):
-                bk = b[k, j]
-                c[i, j] = min(c[i, j], narrow(a0 + bk, c))
-                c[i + 1, j] = min(c[i + 1, j], narrow(a1 + bk, c))
-                c[i + 2, j] = min(c[i + 2, j], narrow(a2 + bk, c))
-                c[i + 3, j] = min(c[i + 3, j], narrow(a3 + bk, c))
-    for i in range(m4, m):
-        for k in range(kk):
+    # the k steps left after the 4-k blocks (rows 0 .. m4 - 1) and the rows left after the 4-row
+    # blocks (every k), one row at a time: one loop nest for both keeps minplus' compile short
+    for i in range(m):
+        for k in range(k4 if i < m4 else 0, kk):
             aik = a[i, k]
             for j in range(w):
-                c[i, j] = min(c[i, j], narrow(aik + b[k, j], c))
+                c[i, j] = select_min(c[i, j], narrow(aik + b[k, j], c))
 
 
 @njit(cache=True)
@@ -181,18 +210,10 @@ def minplus_pred(c, pc, a, b, pb):
                     c1 = x; p1 = q3
                 c[i, j] = c0; c[i + 1, j] = c1
                 pc[i, j] = p0; pc[i + 1, j] = p1
-        for k in range(k4, kk):
-            a0 = a[i, k]; a1 = a[i + 1, k]
-            for j in range(w):
-                bk = b[k, j]
-                x = narrow(a0 + bk, c)
-                if x < c[i, j]:
-                    c[i, j] = x; pc[i, j] = pb[k, j]
-                x = narrow(a1 + bk, c)
-                if x < c[i + 1, j]:
-                    c[i + 1, j] = x; pc[i + 1, j] = pb[k, j]
-    for i in range(m2, m):
-        for k in range(kk):
+    # as in minplus: the k steps left after the 4-k blocks and the rows left after the 2-row
+    # blocks in one loop nest, one row at a time
+    for i in range(m):
+        for k in range(k4 if i < m2 else 0, kk):
             aik = a[i, k]
             for j in range(w):
                 x = narrow(aik + b[k, j], c)
@@ -203,15 +224,21 @@ def minplus_pred(c, pc, a, b, pb):
 # --------------------------------------------------------------------------- in-place FW on one tile
 @njit(cache=True, inline="always")
 def fw_tile(t, clamp, lo):
-    """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule).
+    """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule)."""
+    fw_tile_with(t, clamp, lo, np.empty(t.shape[0], t.dtype))
 
-    Row k is copied to a buffer per k, so the j loop reads and writes
+
+@njit(cache=True, inline="always")
+def fw_tile_with(t, clamp, lo, rowk):
+    """:func:`fw_tile` with the caller's buffer ``rowk`` (at least ``t.shape[0]`` entries):
+    compiling ``np.empty`` took ~60 ms of phase 1's cold compile.
+
+    Row k is copied to the buffer per k, so the j loop reads and writes
     different arrays and vectorizes.  Inlined into its callers' Numba IR (as is
     :func:`copy_row`): compiled as a function of its own it would be optimized once
     there and again inside each caller, 0.1 s more of a cold compile.
     """
     n = t.shape[0]
-    rowk = np.empty(n, t.dtype)
     for k in range(n):
         copy_row(t, k, rowk)
         for i in range(n):
@@ -219,15 +246,19 @@ def fw_tile(t, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = max(lo, x)
-                t[i, j] = min(t[i, j], x)
+                    x = select_max(lo, x)
+                t[i, j] = select_min(t[i, j], x)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fw_tile_pred(t, p, clamp, lo):
+    fw_tile_pred_with(t, p, clamp, lo, np.empty(t.shape[0], t.dtype), np.empty(t.shape[0], p.dtype))
+
+
+@njit(cache=True, inline="always")
+def fw_tile_pred_with(t, p, clamp, lo, rowk, prowk):
+    """:func:`fw_tile_with` with predecessors (buffers ``rowk`` and ``prowk``)."""
     n = t.shape[0]
-    rowk = np.empty(n, t.dtype)
-    prowk = np.empty(n, p.dtype)
     for k in range(n):
         copy_row(t, k, rowk)
         copy_row(p, k, prowk)
@@ -236,7 +267,7 @@ def fw_tile_pred(t, p, clamp, lo):
             for j in range(n):
                 x = narrow(aik + rowk[j], t)
                 if clamp:
-                    x = max(lo, x)
+                    x = select_max(lo, x)
                 if x < t[i, j]:
                     t[i, j] = x
                     p[i, j] = prowk[j]
@@ -256,7 +287,7 @@ def unpack_rows(t, d, first, stop):
         ii = i - ib * bs
         for jb in range(nb):
             j0 = jb * bs
-            w = min(bs, n - j0)
+            w = select_min(bs, n - j0)
             for jj in range(w):
                 d[i, j0 + jj] = t[ib, jb, ii, jj]
 
@@ -273,25 +304,20 @@ def copy_tile(src, dst):
 # The three phases of a round are separate calls: the blocked schedule (floydwarp.schedule)
 # calls them in turn, so it can time them and checkpoint between rounds.
 @njit(cache=True)
-def close_pivot(t, r, clamp, lo, rowp, colp):
-    """Phase 1: close the pivot tile ``t[r, r]``, and copy it into its slot of the panel
-    copies ``rowp`` and ``colp`` that phases 2 and 3 read (none for a single tile).
-    Returns whether the tile's diagonal went negative (final for a single tile)."""
-    fw_tile(t[r, r], clamp, lo)
-    if rowp.shape[0]:
-        copy_tile(t[r, r], rowp[r])
-        copy_tile(t[r, r], colp[r])
+def close_pivot(t, r, clamp, lo, rowk):
+    """Phase 1: close the pivot tile ``t[r, r]`` (``rowk``: a buffer of a tile row).  Returns
+    whether the tile's diagonal went negative (final for a single tile).  The engine copies
+    the closed tile into the panel copies that phases 2 and 3 read, with NumPy (~2 us a
+    round): copied here, the copies took ~0.12 s of this kernel's cold compile (0.49 -> 0.36
+    s), on the first run's longest path (bench/NOTES_cpu.md)."""
+    fw_tile_with(t[r, r], clamp, lo, rowk)
     return negative_diagonal(t[r, r])
 
 
 @njit(cache=True)
-def close_pivot_pred(t, p, r, clamp, lo, rowp, colp, prow):
-    """:func:`close_pivot` with predecessors, copied into ``prow``."""
-    fw_tile_pred(t[r, r], p[r, r], clamp, lo)
-    if rowp.shape[0]:
-        copy_tile(t[r, r], rowp[r])
-        copy_tile(t[r, r], colp[r])
-        copy_tile(p[r, r], prow[r])
+def close_pivot_pred(t, p, r, clamp, lo, rowk, prowk):
+    """:func:`close_pivot` with predecessors."""
+    fw_tile_pred_with(t[r, r], p[r, r], clamp, lo, rowk, prowk)
     return negative_diagonal(t[r, r])
 
 
@@ -334,7 +360,7 @@ def update_tiles(t, clamp, lo, rowp, colp, crew, me, count, r, panel):
     Every tile ``(I, J)`` of the job (:func:`round_tile`) becomes ``min(t[I, J], colp[I]
     (x) rowp[J])``, where ``rowp`` and ``colp`` hold copies of the pivot row and column
     tiles.  Phase 2 is that product too, with ``colp[r] = rowp[r] = P*`` (the pivot tile
-    after phase 1, :func:`copy_pivot`): a pivot row tile becomes ``P* (x) old`` and a pivot
+    after phase 1, copied there by the engine): a pivot row tile becomes ``P* (x) old`` and a pivot
     column tile ``old (x) P*``.  Each phase-2 task copies its tile's old value into its
     panel slot first and its new value after, so the panels are ready for phase 3 with
     no copy between the phases."""
@@ -399,8 +425,8 @@ def relax_row(d, i, rowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = max(lo, x)
-        d[i, j] = min(d[i, j], x)
+            x = select_max(lo, x)
+        d[i, j] = select_min(d[i, j], x)
 
 
 @njit(inline="always")
@@ -410,7 +436,7 @@ def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
     for j in range(d.shape[1]):
         x = narrow(dik + rowk[j], d)
         if clamp:
-            x = max(lo, x)
+            x = select_max(lo, x)
         if x < d[i, j]:
             d[i, j] = x
             p[i, j] = prowk[j]
@@ -449,8 +475,8 @@ def serial_steps(d, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = max(lo, x)
-                d[i, j] = min(d[i, j], x)
+                    x = select_max(lo, x)
+                d[i, j] = select_min(d[i, j], x)
 
 
 @njit(cache=True)
@@ -462,7 +488,7 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
             for j in range(n):
                 x = narrow(dik + d[k, j], d)
                 if clamp:
-                    x = max(lo, x)
+                    x = select_max(lo, x)
                 if x < d[i, j]:
                     d[i, j] = x
                     p[i, j] = p[k, j]
