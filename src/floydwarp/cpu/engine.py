@@ -309,7 +309,6 @@ class Tiles:
             self.crew.lead(r, False)
 
 
-@functools.lru_cache(maxsize=16)
 def keeps(store, shape, n) -> bool:
     """True when tiles of ``shape`` (its first three entries count) are the n x n result
     already: one unpadded tile in RAM."""
