@@ -23,7 +23,7 @@ def any_in_range(a, lo, hi) -> bool:
     expr = modules.name_expression("fw_any_in_range", m.dtype)
     kern = modules.kernel("checks.cu", expr)
     found = cp.zeros(1, dtype=cp.int32)
-    grid = (max(1, min(-(-cols // _BLOCK), 8)), max(1, min(rows, 65535)))
+    grid = modules.strided_grid(rows, cols, _BLOCK)
     t = m.dtype.type
     kern(grid, (_BLOCK,), (m, np.int64(m.strides[0] // m.itemsize), np.int32(rows), np.int32(cols),
                            t(lo), t(hi), found))
@@ -41,6 +41,6 @@ def count_zeros_off_diagonal(w) -> int:
         return 0
     kern = modules.kernel("checks.cu", modules.name_expression("fw_count_zeros_off_diagonal", w.dtype))
     count = cp.zeros(1, dtype=cp.uint64)
-    grid = (max(1, min(-(-n // _BLOCK), 8)), max(1, min(n, 65535)))
+    grid = modules.strided_grid(n, n, _BLOCK)
     kern(grid, (_BLOCK,), (*pitched(w), np.int32(n), count))
     return int(count.get()[0])

@@ -117,6 +117,12 @@ def record_stage(timings: dict, name: str, seconds: float, compiled_before: floa
     return compiled
 
 
+def strided_grid(rows: int, cols: int, threads: int) -> tuple:
+    """The grid of a kernel whose blocks stride over rows (y) and, ``threads`` wide, over
+    columns (x): up to 8 blocks across a row, a block row per matrix row up to CUDA's limit."""
+    return max(1, min(-(-cols // threads), 8)), max(1, min(rows, 65535))
+
+
 def kernel(filename: str, expr: str, group=None, *, cooperative: bool = False, dynamic_smem: int = 0):
     """The ``cupy.RawKernel`` ``expr`` from the module compiled for ``group`` (default:
     just ``expr``), allowed ``dynamic_smem`` bytes of dynamic shared memory."""

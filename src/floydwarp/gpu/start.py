@@ -44,9 +44,8 @@ def matrix(rows: int, pitch: int, dtype, inf, origin=(0, 0)):
         return d
     group = _group(dtype)
     fill = modules.kernel("start.cu", group[0], group)
-    gx = max(1, min(-(-pitch // _THREADS), 8))
-    fill((gx, min(rows, 65535)), (_THREADS,), (d, np.int64(pitch), np.int32(rows), np.int64(r0), np.int64(c0),
-                                               dtype.type(inf)))
+    fill(modules.strided_grid(rows, pitch, _THREADS), (_THREADS,),
+         (d, np.int64(pitch), np.int32(rows), np.int64(r0), np.int64(c0), dtype.type(inf)))
     return d
 
 
@@ -57,11 +56,11 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     global diagonal."""
     import cupy as cp
 
-    dtype = np.dtype(dtype)
-    r0, c0 = (int(o) for o in origin)
     d = matrix(rows, pitch, dtype, inf, origin)
     if rows == 0 or pitch == 0:
         return d
+    dtype = d.dtype
+    r0, c0 = (int(o) for o in origin)
     src, dst, w = edges
     m = len(src)
     if not m:
@@ -91,6 +90,6 @@ def seed_predecessors(d, pr, n: int, inf) -> None:
         return
     group = _group(d.dtype)
     seed = modules.kernel("start.cu", group[1], group)
-    gx = max(1, min(-(-cols // _THREADS), 8))
-    seed((gx, min(rows, 65535)), (_THREADS,), (*pitched(d), *pitched(pr), np.int32(rows), np.int32(cols),
-                                               np.int32(n), d.dtype.type(inf), np.int32(NO_PREDECESSOR)))
+    seed(modules.strided_grid(rows, cols, _THREADS), (_THREADS,),
+         (*pitched(d), *pitched(pr), np.int32(rows), np.int32(cols), np.int32(n), d.dtype.type(inf),
+          np.int32(NO_PREDECESSOR)))
