@@ -170,17 +170,17 @@ def test_dense_scan_names_the_first_bad_entry(threads):
 @pytest.mark.parametrize("directed", [True, False])
 def test_scipy_weights_statistics_are_those_of_the_weights(threads, directed):
     """floyd_warshall's one pass writes the weights and their statistics: as a second scan would."""
-    from floydwarp.scipy_compat import _graph
+    from floydwarp.scipy_compat import _weights
 
     rng = np.random.default_rng(5)
     n = 70
     w = rng.integers(0, 6, (n, n)).astype(float) - 1             # -1 .. 4, zeros = no edge
-    g = _graph(w, directed, False, False)
+    g = Graph._from_scanned(*_weights(w, directed, False, False))
     again = Graph.from_dense(g._dense[0])
     assert g.weight_stats() == again.weight_stats() and g.num_edges == again.num_edges
     with pytest.raises(FloydwarpError, match=r"\[2, 5\] has weight -inf"):
         bad = sp.csr_matrix(w); bad[2, 5] = -np.inf; bad[9, 1] = -np.inf
-        _graph(bad, True, False, False)
+        Graph._from_scanned(*_weights(bad, True, False, False))
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])

@@ -8,8 +8,10 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_fw
 
 import floydwarp as fw
 from conftest import path_length
+from floydwarp.scipy_compat import TEXTBOOK_MAX_N
 
-BACKENDS = ["reference", "auto"]
+#: "auto" runs SciPy's loop on small graphs (scipy_compat.TEXTBOOK_MAX_N), "cpu" the engine
+BACKENDS = ["reference", "auto", "cpu"]
 
 
 def random_dense(rng, n, density, low, integer):
@@ -134,3 +136,40 @@ def test_compressed_input_of_other_number_types(dtype):
     for graph in (sp.csr_matrix(w), sp.csc_matrix(w)):
         assert_same(graph, "auto")
         assert_same(graph, "auto", directed=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, TEXTBOOK_MAX_N + 2), seed=st.integers(0, 2**32 - 1), density=st.floats(0, 1),
+       low=st.integers(-3, 2), integer=st.booleans(), directed=st.booleans(), kind=st.sampled_from(["dense", "csr"]))
+def test_small_graphs_are_scipys_to_the_bit(n, seed, density, low, integer, directed, kind):
+    """Up to TEXTBOOK_MAX_N vertices floyd_warshall runs SciPy's own loop: distances and
+    predecessors equal SciPy's exactly, ties included; a negative cycle raises the engine's
+    error (same vertices); one vertex past the limit the engine answers."""
+    rng = np.random.default_rng(seed)
+    w = random_dense(rng, n, density, low, integer)
+    graph = sp.csr_matrix(w) if kind == "csr" else w
+    try:
+        expected = scipy_fw(graph, directed=directed, return_predecessors=True)
+    except ScipyNegativeCycleError:
+        with pytest.raises(fw.NegativeCycleError) as small:
+            fw.floyd_warshall(graph, directed=directed, return_predecessors=True)
+        with pytest.raises(fw.NegativeCycleError) as engine:
+            fw.floyd_warshall(graph, directed=directed, backend="cpu")
+        assert small.value.vertices == engine.value.vertices and str(small.value) == str(engine.value)
+        return
+    dist, pred = fw.floyd_warshall(graph, directed=directed, return_predecessors=True)
+    if n <= TEXTBOOK_MAX_N:
+        assert np.array_equal(dist, expected[0]) and np.array_equal(pred, expected[1])
+    else:
+        np.testing.assert_allclose(dist, expected[0], rtol=1e-12)
+    assert np.array_equal(fw.floyd_warshall(graph, directed=directed), dist)
+
+
+def test_small_graph_weights_survive_a_negative_cycle():
+    """The loop runs on a copy when weights are negative, so the engine, which names the
+    cycle's vertices, reads the weights as given; the input is never written."""
+    g = np.array([[0, 1, 0, 0], [0, 0, -3, 0], [1, 0, 0, 0], [0, 0, 0, 0]], dtype=float)
+    before = g.copy()
+    with pytest.raises(fw.NegativeCycleError, match=r"Negative cycle in nodes \[0 1 2\]"):
+        fw.floyd_warshall(g, overwrite=True)
+    assert np.array_equal(g, before)

@@ -4,7 +4,9 @@ The input is read exactly as SciPy reads it (a plain dense array by SciPy's
 dense rule and a CSR or CSC matrix by its sparse rule, each in one Numba pass,
 anything else by SciPy's own validation), then
 solved by floydwarp: integer weights run in the narrowest exact integer
-type, and the answer comes back as SciPy returns it.
+type, and the answer comes back as SciPy returns it.  A graph of at most
+:data:`TEXTBOOK_MAX_N` vertices runs SciPy's own loop, compiled, on the weights
+as read: there the engine's fixed costs are more than the whole run.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
-from .cpu import team
+from .cpu import kernels as cpu_kernels, team
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
@@ -20,6 +22,14 @@ from .solve import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
 _SCIPY_NULL_ATOL = 1e-8
+#: Graphs up to this size run SciPy's textbook loop (cpu/kernels.py, ``scipy_textbook``) on
+#: the weights as read, one Numba call, instead of solve(): the engine's fixed costs (~20 us
+#: a call: plan, registry, tiles, Result) are more than that loop takes up to about 80
+#: vertices (2-core box, CSR input, 30 % of the pairs: 9 against 38 us at 32 vertices, 38
+#: against 57 at 64, 71 against 78 at 80; with predecessors 52 against 92 at 64).
+TEXTBOOK_MAX_N = 64
+#: the predecessor argument of a textbook run without predecessors
+_NO_PRED = np.empty((0, 0), np.int32)
 
 
 def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
@@ -71,24 +81,51 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
            [    2,     0, -9999,     2],
            [    1,     3,     3, -9999]], dtype=int32)
     """
-    result = solve(_graph(csgraph, directed, unweighted, overwrite), dtype=dtype or "auto",
-                   backend=backend, predecessors=return_predecessors, output="host")
-    result = result.to_host()
-    if result.has_negative_cycle:
-        raise NegativeCycleError(f"Negative cycle in nodes {result.negative_cycle_vertices}",
-                                 vertices=result.negative_cycle_vertices)
-    dist = result.to_dense()
+    weights, scans = _weights(csgraph, directed, unweighted, overwrite)
+    answer = None
+    if backend == "auto" and dtype is None and weights.shape[0] <= TEXTBOOK_MAX_N:
+        answer = _textbook(weights, scans, return_predecessors)
+    if answer is None:
+        answer = _solved(weights, scans, dtype, backend, return_predecessors)
+    dist, pred = answer
     if overwrite and _writable_in_place(csgraph):
         csgraph[...] = dist
         dist = csgraph
     if return_predecessors:
-        return dist, result.pred
+        return dist, pred
     return dist
 
 
-def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
-    """The graph of the float64 weight matrix SciPy's ``floyd_warshall`` works on (``inf``: no
-    edge), written and validated in one Numba pass (graph/kernels.py).  A plain numeric n x n
+def _solved(weights, scans, dtype, backend, with_pred):
+    """(dist, pred) of the weights by solve(), or SciPy's NegativeCycleError."""
+    result = solve(Graph._from_scanned(weights, scans), dtype=dtype or "auto", backend=backend,
+                   predecessors=with_pred, output="host").to_host()
+    if result.has_negative_cycle:
+        raise NegativeCycleError(f"Negative cycle in nodes {result.negative_cycle_vertices}",
+                                 vertices=result.negative_cycle_vertices)
+    return result.to_dense(), result.pred
+
+
+def _textbook(weights, scans, with_pred):
+    """(dist, pred) by SciPy's loop in one Numba call, or None where solve() must answer: an
+    entry to refuse, or a negative cycle (its vertices and error are solve()'s, from the
+    weights, which are run on a copy when some are negative)."""
+    negative = False
+    for edges, seen, lo, hi, whole, bad_i, bad_j in scans:
+        if bad_i >= 0:
+            return None
+        negative = negative or (seen and lo < 0)
+    dist = weights.copy() if negative else weights
+    pred = np.empty(dist.shape, np.int32) if with_pred else _NO_PRED
+    if not cpu_kernels.scipy_textbook(dist, pred, with_pred):
+        return None
+    return dist, (pred if with_pred else None)
+
+
+def _weights(csgraph, directed, unweighted, overwrite):
+    """``(weights, scans)``: the float64 weight matrix SciPy's ``floyd_warshall`` works on
+    (``inf``: no edge), written and validated in one Numba pass (graph/kernels.py), with that
+    pass's weight statistics (``dense_scan``'s answers).  A plain numeric n x n
     array is read there by SciPy's dense rule (0 -- within 1e-8 --, NaN and +-inf are no
     edge), in parallel; a CSR or CSC matrix by SciPy's sparse rule (explicit zeros are edges;
     :func:`_sparse_weights`); any other input goes through SciPy's own validation first
@@ -100,7 +137,7 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     else:
         read = _sparse_weights(csgraph, directed, unweighted)
         if read is not None:
-            return Graph._from_scanned(*read)
+            return read
         dense = validate_graph(csgraph, directed, np.float64, csr_output=False, copy_if_dense=not overwrite)
         null_within, nonfinite_null = (-1.0 if sp.issparse(csgraph) else 0.0), False
     if dense.dtype.kind == "b":
@@ -109,7 +146,7 @@ def _graph(csgraph, directed, unweighted, overwrite) -> Graph:
     n = dense.shape[0]
     scans = team.run(numba_passes().scipy_weights, n, dense, null_within, nonfinite_null, unweighted, directed,
                      weights, threads=team.shares(n, n * n))
-    return Graph._from_scanned(weights, scans)
+    return weights, scans
 
 
 def _sparse_weights(csgraph, directed, unweighted):
