@@ -1,16 +1,19 @@
 """The user's wall time on one GPU or several, end to end (issue #22): medians and ratios to compute.
 
     PYTHONPATH=src python3 bench/e2e_gpu.py [--sizes 32768] [--dtypes int32] [-p 5] [--repeats R]
-                                            [--gpus 1,2] [--npy DIR] [--out FILE.json]
+                                            [--gpus 1,2] [--order sorted|shuffled] [--npy DIR]
+                                            [--out FILE.json]
 
 ``--gpus 1`` is ``backend="gpu"``; ``--gpus N`` (N > 1) is ``backend="multigpu", gpus=N``, whose
 first call in the process also starts the workers (its "start" stage; later calls reuse them);
 ``--gpus wN`` is the multigpu backend with N workers, also N = 1 (its worker path measured on one GPU).
 
 For each n and dtype, an Erdos-Renyi graph (``-p`` percent of the pairs, weights 1..16, seed 1)
-is made once as host edge arrays; then, R times, the user's call from those arrays to a host
-``Result``: ``fw.Graph.from_edges`` ("graph") and ``fw.solve(graph, backend="gpu")`` ("whole"),
-with every stage of ``Result.timings``.  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
+is made once as host edge arrays (``--order shuffled``: in a random order, as files and data
+frames often hold them, where the generator's come sorted by source and target); then, R times,
+the user's call from those arrays to a host ``Result``: ``fw.Graph.from_edges`` ("graph") and
+``fw.solve(graph, backend="gpu")`` ("whole"), with every stage of ``Result.timings``;
+``user_ratio_to_compute`` is the two together over the compute time.  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
 process: the same solve with the result kept on the device, then ``write_result`` into DIR
 (device -> pinned -> file), against writing the host result.
 
@@ -40,12 +43,16 @@ def solver(spec):
     return {"backend": "multigpu", "gpus": int(spec.lstrip("w"))}
 
 
-def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1"):
+def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1", order="sorted"):
     from floydwarp.io import write_result
 
     g = fw.generate.erdos_renyi(n, percent, seed=1)
     src, dst, w = (np.ascontiguousarray(a) for a in g.edges())
     del g
+    if order == "shuffled":
+        shuffle = np.random.default_rng(1).permutation(src.size)
+        src, dst, w = src[shuffle], dst[shuffle], w[shuffle]
+        del shuffle
     how = solver(gpus)
     walls, builds, stages = [], [], []
     for _ in range(repeats):
@@ -61,10 +68,11 @@ def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1"):
         del r, graph
     med = median_stages(stages)
     whole = statistics.median(walls)
-    rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "repeats": repeats, **how,
-           "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls, "stages_s": med,
-           "stages_first_s": stages[0], "metadata": metadata,
+    rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "order": order,
+           "repeats": repeats, **how, "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls,
+           "graph_all_s": builds, "stages_s": med, "stages_first_s": stages[0], "metadata": metadata,
            "ratio_to_compute": whole / med["compute"],
+           "user_ratio_to_compute": (statistics.median(builds) + whole) / med["compute"],
            "result_bytes": n * n * np.dtype(dtype).itemsize,
            "d2h_GBps": n * n * np.dtype(dtype).itemsize / med["d2h"] / 1e9 if med.get("d2h") else None}
     if npy_dir is not None:
@@ -92,6 +100,8 @@ def main():
     ap.add_argument("-p", "--percent", type=float, default=5.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--gpus", default="1", help="GPU counts: 1 = backend gpu, N > 1 or wN = multigpu with N workers")
+    ap.add_argument("--order", choices=("sorted", "shuffled"), default="sorted",
+                    help="the edge arrays' order: the generator's (by source and target) or a random one")
     ap.add_argument("--npy")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -107,7 +117,7 @@ def main():
             fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), dtype=dtype, **solver(gpus))
         for n in (int(s) for s in args.sizes.split(",")):
             for dtype in args.dtypes.split(","):
-                rec = case(fw, n, dtype, args.percent, args.repeats, args.npy, gpus)
+                rec = case(fw, n, dtype, args.percent, args.repeats, args.npy, gpus, args.order)
                 print(json.dumps(rec), flush=True)
                 records.append(rec)
     env = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "host": platform.node(),

@@ -61,6 +61,52 @@ def test_edge_list_matches_the_reference(threads, order, kind):
     assert np.array_equal(g.to_matrix("float64"), Graph.from_dense(_dense(n, *ref)).to_matrix("float64"))
 
 
+@pytest.mark.parametrize("ids", [np.int8, np.uint16, np.int32, np.uint64, np.int64, ">i4", np.float32])
+@pytest.mark.parametrize("weights", [bool, np.int8, np.uint32, np.float32, np.float64, ">f8"])
+def test_edge_list_of_any_number_types_is_read_as_converted(threads, ids, weights):
+    """Ids and weights of any number type are converted as they are scanned: the graph is the
+    one of the int64 ids and int64 / float64 weights that astype would make."""
+    rng = np.random.default_rng(2)
+    n, m = 40, 700
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(0, 90, m) if weights in (np.uint32, bool) else rng.integers(-3, 90, m)
+    w = w.astype(weights)
+    g = Graph.from_edges(src.astype(ids), dst.astype(ids), w, n=n)
+    kind = np.float64 if np.dtype(weights).kind == "f" else np.int64
+    ref = reference_edges(n, src, dst, w.astype(kind))
+    got = g.edges()
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+    assert got[0].dtype == got[1].dtype == np.int64 and got[2].dtype == kind
+
+
+def test_edge_list_arrays_of_the_caller_are_left_as_they_are(threads):
+    """The scan reads the caller's arrays and writes the graph's own: self-loops dropped,
+    parallel edges merged and the edges sorted there, not in the input."""
+    rng = np.random.default_rng(4)
+    n, m = 30, 800
+    src, dst, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(-1, 9, m)
+    before = [a.copy() for a in (src, dst, w)]
+    g = Graph.from_edges(src, dst, w, n=n)
+    assert all(np.array_equal(a, b) for a, b in zip((src, dst, w), before))
+    assert all(np.array_equal(a, b) for a, b in zip(g.edges(), reference_edges(n, src, dst, w)))
+    assert not any(np.shares_memory(a, b) for a in g.edges() for b in (src, dst, w))
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 5000])
+def test_generated_edges_are_sorted_when_first_needed(threads, m):
+    """A graph whose distinct edges come in any order (a generator's) sorts them by (source,
+    target) -- two counting sorts split over the threads -- the first time a pass needs it."""
+    from floydwarp.numeric import WeightStats
+
+    rng = np.random.default_rng(m)
+    n = 100
+    key = rng.permutation(rng.choice(n * n, m, replace=False))
+    src, dst, w = key // n, key % n, rng.uniform(1, 5, m)
+    g = Graph._from_generated(n, (src, dst, w), WeightStats(n, 1, 5, False), by_source=False)
+    order = np.argsort(key)
+    assert all(np.array_equal(a, b[order]) for a, b in zip(g._sorted_edges(), (src, dst, w)))
+
+
 def _dense(n, src, dst, w):
     d = np.full((n, n), np.inf)
     d[src, dst] = w

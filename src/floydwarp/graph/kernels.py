@@ -155,26 +155,28 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
 
 
 @njit(cache=True, nogil=True)
-def edge_scan(src, dst, w, n, first, stop):
-    """Edges ``first .. stop - 1`` of an edge list checked, summarized and compacted in one
-    pass, with Graph's rules (a non-negative self-loop is dropped): the first source id out
-    of range 0..n-1 (-1: none) and how many there are, the same for targets, the first weight
-    that is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept edges'
-    keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and last
-    kept key, the smallest and largest kept weight, whether they are all integers, and
-    whether any edge is kept.  The kept edges are moved to the front of the range, in order
-    (the arrays are the graph's own), until a bad edge is met: then nothing after it moves,
-    so the edge an error names is where it was."""
+def edge_scan(src, dst, w, n, out_src, out_dst, out_w, first, stop):
+    """Edges ``first .. stop - 1`` of an edge list checked, summarized, converted and compacted
+    in one pass, with Graph's rules (a non-negative self-loop is dropped): the first source id
+    out of range 0..n-1 (-1: none) and how many there are, the same for targets, the first
+    weight that is NaN or +-inf (-1: none), how many self-loops are dropped, whether the kept
+    edges' keys ``src * n + dst`` strictly increase (sorted, no parallel edges), the first and
+    last kept key, the smallest and largest kept weight, whether they are all integers, and
+    whether any edge is kept.  Ids of any integer type and weights are read as int64 and
+    ``out_w``'s type (int64 or float64), as ``astype`` would convert them, and the kept edges
+    written to the front of the range of ``out_*``, in order, until a bad edge is met (the
+    error names it in the input): the caller's arrays are read once, with no converted copy
+    first; ``out_*`` may be the input arrays themselves (the graph's own: compacted in place)."""
     bad_src, bad_srcs, bad_dst, bad_dsts, bad_w = -1, 0, -1, 0, -1
     dropped, ordered, kept, whole = 0, True, False, True
     first_key, last_key = -1, -1
-    lo = narrow(0, w)
-    hi = narrow(0, w)
+    lo = narrow(0, out_w)
+    hi = narrow(0, out_w)
     to = first
     for e in range(first, stop):
-        i = src[e]
-        j = dst[e]
-        x = w[e]
+        i = np.int64(src[e])
+        j = np.int64(dst[e])
+        x = narrow(w[e], out_w)
         if i < 0 or i >= n:
             bad_src = e if bad_src < 0 else bad_src
             bad_srcs += 1
@@ -197,12 +199,63 @@ def edge_scan(src, dst, w, n, first, stop):
         hi = max(hi, x)
         whole = whole and np.floor(x) == x
         if bad_src < 0 and bad_dst < 0 and bad_w < 0:
-            src[to] = i
-            dst[to] = j
-            w[to] = x
+            out_src[to] = i
+            out_dst[to] = j
+            out_w[to] = x
             to += 1
     return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, whole,
             kept)
+
+
+@njit(cache=True, nogil=True)
+def key_counts(keys, bounds, counts, first, stop):
+    """``counts[t, k]``: how many of ``keys[bounds[t]:bounds[t + 1]]`` equal ``k``, for the
+    parts ``t = first .. stop - 1`` of a counting sort (Graph's edge sort, graph.py)."""
+    for t in range(first, stop):
+        c = counts[t]
+        c[:] = 0
+        for e in range(bounds[t], bounds[t + 1]):
+            c[keys[e]] += 1
+
+
+@njit(cache=True, nogil=True)
+def scatter_by_key(keys, bounds, at, src, dst, w, out_src, out_dst, out_w, first, stop):
+    """The edges of parts ``first .. stop - 1`` written to their places in ``out_*``, in
+    order: part t's next edge of key k goes to ``at[t, k]`` (the counting sort's offsets)."""
+    for t in range(first, stop):
+        place = at[t]
+        for e in range(bounds[t], bounds[t + 1]):
+            k = keys[e]
+            p = place[k]
+            place[k] = p + 1
+            out_src[p] = src[e]
+            out_dst[p] = dst[e]
+            out_w[p] = w[e]
+
+
+@njit(cache=True, nogil=True)
+def lightest_parallel_edges(src, dst, w):
+    """Edges sorted by (source, target) with each run of parallel edges made one, of the run's
+    smallest weight, compacted in place; returns how many are left."""
+    kept = 0
+    for e in range(src.size):
+        if kept > 0 and src[e] == src[kept - 1] and dst[e] == dst[kept - 1]:
+            w[kept - 1] = min(w[kept - 1], w[e])
+            continue
+        src[kept] = src[e]
+        dst[kept] = dst[e]
+        w[kept] = w[e]
+        kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def edges_in_order(src, dst, n):
+    """True when the keys ``src * n + dst`` strictly increase."""
+    for e in range(1, src.size):
+        if src[e] * n + dst[e] <= src[e - 1] * n + dst[e - 1]:
+            return False
+    return True
 
 
 @njit(cache=True)
