@@ -115,14 +115,15 @@ class Graph:
         if bad_w >= 0:
             raise FloydwarpError(f"edge {bad_w} ({int(src[bad_w])} -> {int(dst[bad_w])}) has weight "
                                  f"{float(w[bad_w])}: weights must be finite numbers")
-        src, dst, w = out
+        edges = out
         if dropped:                             # the scan moved the kept edges to the front of each share
-            src, dst, w = _kept_edges(parts, m, src, dst, w)
-        graph = cls(n, edges=_dedupe_edges(n, src, dst, w, ordered), labels=labels)
-        graph._sorted = True                    # by (src, dst): either in order already or sorted
+            edges = _kept_edges(parts, m, *edges)
         if ordered:                             # the scanned edges are the graph's: their statistics hold
-            conv = int if integral else float
-            graph._stats = WeightStats(n, conv(lo), conv(hi), bool(integral)) if kept else WeightStats(n, 0, 0, True)
+            stats = _stats_of_kept(n, lo, hi, integral, kept)
+        else:
+            edges, stats = _sorted_lightest_edges(n, edges)
+        graph = cls(n, edges=edges, labels=labels)
+        graph._sorted, graph._stats = True, stats           # by (src, dst): in order already, or sorted
         return graph
 
     @classmethod
@@ -429,7 +430,8 @@ class Graph:
         if not self._sorted:
             src, dst, w = self._edges
             if not numba_passes().edges_in_order(src, dst, self.n):
-                self._edges = _sort_edges(self.n, src, dst, w, _new_edge_arrays(src.size, w.dtype))
+                self._edges = _new_edge_arrays(src.size, w.dtype)
+                _sort_edges(self.n, (src, dst, w), _new_edge_arrays(src.size, w.dtype), self._edges)
             self._sorted = True
         return self._edges
 
@@ -603,31 +605,48 @@ def _kept_edges(parts, m, src, dst, w):
     return tuple(np.concatenate([x[a:b] for a, b in ranges]) for x in (src, dst, w))
 
 
-def _dedupe_edges(n, src, dst, w, ordered):
-    """Keep the lightest of parallel edges, sorted by (src, dst), in the graph's own arrays.
-    ``ordered``: the edges are in that order with no parallel edges already (generators, most
-    files): no sort."""
-    if ordered or src.size == 0:
-        return src, dst, w
-    _sort_edges(n, src, dst, w, (src, dst, w))
-    kept = numba_passes().lightest_parallel_edges(src, dst, w)
-    return src[:kept], dst[:kept], w[:kept]
+def _sorted_lightest_edges(n, edges):
+    """The graph's edges and weight statistics from its own edge arrays in any order: sorted
+    by (source, target) in place, then each run of parallel edges made one of the run's
+    smallest weight, written into new arrays (the sort's scratch), both split over the cores."""
+    m, kernels = edges[0].size, numba_passes()
+    out = _new_edge_arrays(m, edges[2].dtype)
+    _sort_edges(n, edges, out, edges)
+    parts = team.shares(m, 2 * m)
+    bounds = np.asarray(team.share_bounds(m, parts), np.int64)
+    starts = np.empty(parts, np.int64)
+    team.run(kernels.run_starts, parts, edges[0], edges[1], bounds, starts, threads=parts)
+    at = np.cumsum(starts) - starts
+    answers = team.run(kernels.lightest_parallel_edges, parts, *edges, bounds, at, *out, threads=parts)
+    kept = [a for a in answers if a[3]]
+    stats = _stats_of_kept(n, min(a[0] for a in kept), max(a[1] for a in kept), all(a[2] for a in kept), True) \
+        if kept else _stats_of_kept(n, 0, 0, True, False)
+    count = int(starts.sum())
+    return tuple(a[:count] for a in out), stats
 
 
-def _sort_edges(n, src, dst, w, out):
-    """The edges sorted by (source, target) into ``out`` (which may be the input arrays), by
-    two stable counting sorts, by target and then by source, each split over the cores in
-    parts whose counts give each part its places: O(n + m), where NumPy's argsort of the keys
-    and the gathers after it took 10x as long on 10.7 million edges (2-core box)."""
-    m, kernels = src.size, numba_passes()
+def _stats_of_kept(n, lo, hi, integral, kept) -> WeightStats:
+    """The statistics of the weights a pass kept: the smallest, the largest, whether all are
+    integers (and nothing but n when none was kept)."""
+    if not kept:
+        return WeightStats(n, 0, 0, True)
+    conv = int if integral else float
+    return WeightStats(n, conv(lo), conv(hi), bool(integral))
+
+
+def _sort_edges(n, edges, tmp, out):
+    """``edges`` (src, dst, weight) sorted by (source, target) into ``out`` (which may be
+    ``edges``), by two stable counting sorts, by target into ``tmp`` and then by source, each
+    split over the cores in parts whose counts give each part its places: O(n + m), where
+    NumPy's argsort of the keys and the gathers after it took 6x as long on 10.7 million
+    edges (2-core box), 10x on 16 cores."""
+    m, kernels = edges[0].size, numba_passes()
     parts = team.shares(m, 4 * m)
     bounds = np.asarray(team.share_bounds(m, parts), np.int64)
     counts = np.empty((parts, n), np.int64)
-    tmp = _new_edge_arrays(m, w.dtype)
-    for keys, edges, into in ((dst, (src, dst, w), tmp), (tmp[0], tmp, out)):
+    for keys, source, into in ((edges[1], edges, tmp), (tmp[0], tmp, out)):
         team.run(kernels.key_counts, parts, keys, bounds, counts, threads=parts)
         before = np.cumsum(counts, axis=0) - counts                 # the same key in earlier parts
         total = before[-1] + counts[-1]
         before += np.cumsum(total) - total                          # and every smaller key
-        team.run(kernels.scatter_by_key, parts, keys, bounds, before, *edges, *into, threads=parts)
-    return out
+        team.run(kernels.scatter_by_key, parts, keys, bounds, before, *source, *into, threads=parts)

@@ -234,19 +234,50 @@ def scatter_by_key(keys, bounds, at, src, dst, w, out_src, out_dst, out_w, first
 
 
 @njit(cache=True, nogil=True)
-def lightest_parallel_edges(src, dst, w):
-    """Edges sorted by (source, target) with each run of parallel edges made one, of the run's
-    smallest weight, compacted in place; returns how many are left."""
-    kept = 0
-    for e in range(src.size):
-        if kept > 0 and src[e] == src[kept - 1] and dst[e] == dst[kept - 1]:
-            w[kept - 1] = min(w[kept - 1], w[e])
-            continue
-        src[kept] = src[e]
-        dst[kept] = dst[e]
-        w[kept] = w[e]
-        kept += 1
-    return kept
+def run_starts(src, dst, bounds, counts, first, stop):
+    """``counts[t]``: how many edges of part t (``bounds[t] .. bounds[t + 1] - 1``) of edges
+    sorted by (source, target) begin a run of parallel edges, for ``t = first .. stop - 1``."""
+    for t in range(first, stop):
+        c = 0
+        for e in range(bounds[t], bounds[t + 1]):
+            if e == 0 or src[e] != src[e - 1] or dst[e] != dst[e - 1]:
+                c += 1
+        counts[t] = c
+
+
+@njit(cache=True, nogil=True)
+def lightest_parallel_edges(src, dst, w, bounds, at, out_src, out_dst, out_w, first, stop):
+    """Edges sorted by (source, target) written to ``out_*`` with each run of parallel edges
+    made one edge of the run's smallest weight: the runs that begin in part t from
+    ``out[at[t]]`` on (a run may end in a later part), for ``t = first .. stop - 1``.  Returns
+    the smallest and largest weight written, whether they are all integers, and whether any
+    edge was, so that the graph's statistics need no other pass."""
+    lo = narrow(0, out_w)
+    hi = narrow(0, out_w)
+    whole, kept = True, False
+    m = src.size
+    for t in range(first, stop):
+        p = at[t]
+        e = bounds[t]
+        while e < bounds[t + 1] and e > 0 and src[e] == src[e - 1] and dst[e] == dst[e - 1]:
+            e += 1                                  # the end of a run that began in part t - 1
+        while e < bounds[t + 1]:
+            x = w[e]
+            f = e + 1
+            while f < m and src[f] == src[e] and dst[f] == dst[e]:
+                x = min(x, w[f])
+                f += 1
+            out_src[p] = src[e]
+            out_dst[p] = dst[e]
+            out_w[p] = x
+            p += 1
+            if not kept:
+                lo, hi, kept = x, x, True
+            lo = min(lo, x)
+            hi = max(hi, x)
+            whole = whole and np.floor(x) == x
+            e = f
+    return lo, hi, whole, kept
 
 
 @njit(cache=True, nogil=True)
