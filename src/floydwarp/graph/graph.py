@@ -614,14 +614,15 @@ def _sorted_lightest_edges(n, edges):
     _sort_edges(n, edges, out, edges)
     parts = team.shares(m, 2 * m)
     bounds = np.asarray(team.share_bounds(m, parts), np.int64)
-    starts = np.empty(parts, np.int64)
-    team.run(kernels.run_starts, parts, edges[0], edges[1], bounds, starts, threads=parts)
-    at = np.cumsum(starts) - starts
-    answers = team.run(kernels.lightest_parallel_edges, parts, *edges, bounds, at, *out, threads=parts)
-    kept = [a for a in answers if a[3]]
-    stats = _stats_of_kept(n, min(a[0] for a in kept), max(a[1] for a in kept), all(a[2] for a in kept), True) \
-        if kept else _stats_of_kept(n, 0, 0, True, False)
-    count = int(starts.sum())
+    at = np.zeros(parts, np.int64)
+    if parts > 1:                       # where each part's runs go: after those of the parts before
+        team.run(kernels.run_starts, parts, edges[0], edges[1], bounds, at, threads=parts)
+        at = np.cumsum(at) - at
+    answers = [a for a in team.run(kernels.lightest_parallel_edges, parts, *edges, bounds, at, *out,
+                                   threads=parts) if a[3]]
+    count = sum(a[3] for a in answers)
+    stats = _stats_of_kept(n, min(a[0] for a in answers), max(a[1] for a in answers),
+                           all(a[2] for a in answers), True) if count else _stats_of_kept(n, 0, 0, True, False)
     return tuple(a[:count] for a in out), stats
 
 
@@ -642,11 +643,12 @@ def _sort_edges(n, edges, tmp, out):
     edges (2-core box), 10x on 16 cores."""
     m, kernels = edges[0].size, numba_passes()
     parts = team.shares(m, 4 * m)
-    bounds = np.asarray(team.share_bounds(m, parts), np.int64)
     counts = np.empty((parts, n), np.int64)
+    if parts == 1:
+        kernels.sort_edges_in_one_part(*edges, n, *tmp, *out, counts)
+        return
+    bounds = np.asarray(team.share_bounds(m, parts), np.int64)
     for keys, source, into in ((edges[1], edges, tmp), (tmp[0], tmp, out)):
         team.run(kernels.key_counts, parts, keys, bounds, counts, threads=parts)
-        before = np.cumsum(counts, axis=0) - counts                 # the same key in earlier parts
-        total = before[-1] + counts[-1]
-        before += np.cumsum(total) - total                          # and every smaller key
-        team.run(kernels.scatter_by_key, parts, keys, bounds, before, *source, *into, threads=parts)
+        kernels.key_places(counts)
+        team.run(kernels.scatter_by_key, parts, keys, bounds, counts, *source, *into, threads=parts)

@@ -219,6 +219,18 @@ def key_counts(keys, bounds, counts, first, stop):
 
 
 @njit(cache=True, nogil=True)
+def key_places(counts):
+    """``key_counts``' counts turned, in place, into where each part's first edge of each key
+    goes: keys in order, and within a key the parts in order (a stable sort)."""
+    total = 0
+    for k in range(counts.shape[1]):
+        for t in range(counts.shape[0]):
+            c = counts[t, k]
+            counts[t, k] = total
+            total += c
+
+
+@njit(cache=True, nogil=True)
 def scatter_by_key(keys, bounds, at, src, dst, w, out_src, out_dst, out_w, first, stop):
     """The edges of parts ``first .. stop - 1`` written to their places in ``out_*``, in
     order: part t's next edge of key k goes to ``at[t, k]`` (the counting sort's offsets)."""
@@ -231,6 +243,19 @@ def scatter_by_key(keys, bounds, at, src, dst, w, out_src, out_dst, out_w, first
             out_src[p] = src[e]
             out_dst[p] = dst[e]
             out_w[p] = w[e]
+
+
+@njit(cache=True, nogil=True)
+def sort_edges_in_one_part(src, dst, w, n, tmp_src, tmp_dst, tmp_w, out_src, out_dst, out_w, counts):
+    """graph.py's ``_sort_edges`` for edges in one part, in one call: its two counting sorts by
+    these kernels, without the hand-offs of a part split (most of a small graph's sort)."""
+    bounds = np.array((0, src.size))
+    key_counts(dst, bounds, counts, 0, 1)
+    key_places(counts)
+    scatter_by_key(dst, bounds, counts, src, dst, w, tmp_src, tmp_dst, tmp_w, 0, 1)
+    key_counts(tmp_src, bounds, counts, 0, 1)
+    key_places(counts)
+    scatter_by_key(tmp_src, bounds, counts, tmp_src, tmp_dst, tmp_w, out_src, out_dst, out_w, 0, 1)
 
 
 @njit(cache=True, nogil=True)
@@ -250,11 +275,11 @@ def lightest_parallel_edges(src, dst, w, bounds, at, out_src, out_dst, out_w, fi
     """Edges sorted by (source, target) written to ``out_*`` with each run of parallel edges
     made one edge of the run's smallest weight: the runs that begin in part t from
     ``out[at[t]]`` on (a run may end in a later part), for ``t = first .. stop - 1``.  Returns
-    the smallest and largest weight written, whether they are all integers, and whether any
-    edge was, so that the graph's statistics need no other pass."""
+    the smallest and largest weight written, whether they are all integers, and how many edges
+    were written, so that the graph's statistics need no other pass."""
     lo = narrow(0, out_w)
     hi = narrow(0, out_w)
-    whole, kept = True, False
+    whole, kept = True, 0
     m = src.size
     for t in range(first, stop):
         p = at[t]
@@ -271,8 +296,9 @@ def lightest_parallel_edges(src, dst, w, bounds, at, out_src, out_dst, out_w, fi
             out_dst[p] = dst[e]
             out_w[p] = x
             p += 1
-            if not kept:
-                lo, hi, kept = x, x, True
+            if kept == 0:
+                lo, hi = x, x
+            kept += 1
             lo = min(lo, x)
             hi = max(hi, x)
             whole = whole and np.floor(x) == x
