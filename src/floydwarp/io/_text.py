@@ -176,8 +176,14 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
 
     int64 when every token is an integer, else float64.  Raises FloydwarpError naming the
     line of the first record with the wrong number of fields, and :class:`BadToken` (the
-    caller words it) for the first token that is not a number.
+    caller words it) for the first token that is not a number.  A file of integers is read
+    by the Numba passes of io/_integers.py, on every core; anything else by the chunks below.
     """
+    from . import _integers            # imports Numba: only when a text file is read
+
+    integers = _integers.read(data, ncols)
+    if integers is not None:
+        return integers
     parts = []
     integral = True
     for lo, hi in _chunks(data):

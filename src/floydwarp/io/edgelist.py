@@ -166,20 +166,20 @@ def _read_numeric(path, data, ncols, undirected, n, labels):
             raise FloydwarpError(
                 f"{path}: line {_text.record_line(data, ncols, r)}: vertex ids must be integers, "
                 f"found {values[r, 0]!r} {values[r, 1]!r}")
-    huge = np.flatnonzero(np.any(ids >= MAX_VERTICES, axis=1))
-    if huge.size:                # before the cast: ids past int64 arrive as floats
-        r = int(huge[0])
+    # one reduction each for the common case, the offending record looked for only when there is one
+    highest, lowest = ids.max(initial=-1), ids.min(initial=0)
+    if highest >= MAX_VERTICES:  # before the cast: ids past int64 arrive as floats
+        r = int(np.flatnonzero(np.any(ids >= MAX_VERTICES, axis=1))[0])
         check_vertex_count(int(ids[r].max()) + 1, f"{path}: line {_text.record_line(data, ncols, r)}: "
                                                    f"vertex id {int(ids[r].max())}")
-    ids = ids.astype(np.int64)
+    ids = ids.astype(np.int64, copy=False)
     src, dst = ids[:, 0], ids[:, 1]
-    neg = np.flatnonzero((src < 0) | (dst < 0))
-    if neg.size:
-        r = int(neg[0])
+    if lowest < 0:
+        r = int(np.flatnonzero((src < 0) | (dst < 0))[0])
         raise FloydwarpError(
             f"{path}: line {_text.record_line(data, ncols, r)}: vertex id "
             f"{int(min(src[r], dst[r]))} is negative (ids are indices 0..n-1)")
-    top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+    top = int(highest) + 1
     if n is None:
         n = top
     elif top > n:
