@@ -1,8 +1,8 @@
 """The user's wall time on one GPU or several, end to end (issue #22): medians and ratios to compute.
 
     PYTHONPATH=src python3 bench/e2e_gpu.py [--sizes 32768] [--dtypes int32] [-p 5] [--repeats R]
-                                            [--gpus 1,2] [--order sorted|shuffled] [--npy DIR]
-                                            [--out FILE.json]
+                                            [--gpus 1,2] [--order sorted|shuffled] [--input edges|dense]
+                                            [--npy DIR] [--out FILE.json]
 
 ``--gpus 1`` is ``backend="gpu"``; ``--gpus N`` (N > 1) is ``backend="multigpu", gpus=N``, whose
 first call in the process also starts the workers (its "start" stage; later calls reuse them);
@@ -13,7 +13,8 @@ is made once as host edge arrays (``--order shuffled``: in a random order, as fi
 frames often hold them, where the generator's come sorted by source and target); then, R times,
 the user's call from those arrays to a host ``Result``: ``fw.Graph.from_edges`` ("graph") and
 ``fw.solve(graph, backend="gpu")`` ("whole"), with every stage of ``Result.timings``;
-``user_ratio_to_compute`` is the two together over the compute time.  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
+``user_ratio_to_compute`` is the two together over the compute time.  ``--input dense``: the
+same graph as a host float64 matrix (``inf``: no edge), ``fw.Graph.from_dense`` being "graph".  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
 process: the same solve with the result kept on the device, then ``write_result`` into DIR
 (device -> pinned -> file), against writing the host result.
 
@@ -43,21 +44,31 @@ def solver(spec):
     return {"backend": "multigpu", "gpus": int(spec.lstrip("w"))}
 
 
-def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1", order="sorted"):
+def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1", order="sorted", source="edges"):
     from floydwarp.io import write_result
 
     g = fw.generate.erdos_renyi(n, percent, seed=1)
-    src, dst, w = (np.ascontiguousarray(a) for a in g.edges())
+    edges = g.num_edges
+    if source == "dense":
+        matrix = g.to_matrix("float64", np.inf)
+
+        def build():
+            return fw.Graph.from_dense(matrix)
+    else:
+        src, dst, w = (np.ascontiguousarray(a) for a in g.edges())
+        if order == "shuffled":
+            shuffle = np.random.default_rng(1).permutation(src.size)
+            src, dst, w = src[shuffle], dst[shuffle], w[shuffle]
+            del shuffle
+
+        def build():
+            return fw.Graph.from_edges(src, dst, w, n=n)
     del g
-    if order == "shuffled":
-        shuffle = np.random.default_rng(1).permutation(src.size)
-        src, dst, w = src[shuffle], dst[shuffle], w[shuffle]
-        del shuffle
     how = solver(gpus)
     walls, builds, stages = [], [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        graph = fw.Graph.from_edges(src, dst, w, n=n)
+        graph = build()
         t1 = time.perf_counter()
         r = fw.solve(graph, dtype=dtype, **how)
         t2 = time.perf_counter()
@@ -68,7 +79,7 @@ def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1", order="sorted"):
         del r, graph
     med = median_stages(stages)
     whole = statistics.median(walls)
-    rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(src.size), "order": order,
+    rec = {"n": n, "dtype": dtype, "percent": percent, "edges": int(edges), "input": source, "order": order,
            "repeats": repeats, **how, "graph_s": statistics.median(builds), "whole_s": whole, "all_s": walls,
            "graph_all_s": builds, "stages_s": med, "stages_first_s": stages[0], "metadata": metadata,
            "ratio_to_compute": whole / med["compute"],
@@ -76,7 +87,7 @@ def case(fw, n, dtype, percent, repeats, npy_dir, gpus="1", order="sorted"):
            "result_bytes": n * n * np.dtype(dtype).itemsize,
            "d2h_GBps": n * n * np.dtype(dtype).itemsize / med["d2h"] / 1e9 if med.get("d2h") else None}
     if npy_dir is not None:
-        graph = fw.Graph.from_edges(src, dst, w, n=n)
+        graph = build()
         out = {}
         for where in ("host", "device"):
             path = Path(npy_dir) / f"e2e-{n}-{where}.npy"
@@ -102,6 +113,8 @@ def main():
     ap.add_argument("--gpus", default="1", help="GPU counts: 1 = backend gpu, N > 1 or wN = multigpu with N workers")
     ap.add_argument("--order", choices=("sorted", "shuffled"), default="sorted",
                     help="the edge arrays' order: the generator's (by source and target) or a random one")
+    ap.add_argument("--input", choices=("edges", "dense"), default="edges",
+                    help="the user's graph: host edge arrays, or a host float64 matrix")
     ap.add_argument("--npy")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -117,7 +130,7 @@ def main():
             fw.solve(fw.generate.erdos_renyi(300, 5, seed=1), dtype=dtype, **solver(gpus))
         for n in (int(s) for s in args.sizes.split(",")):
             for dtype in args.dtypes.split(","):
-                rec = case(fw, n, dtype, args.percent, args.repeats, args.npy, gpus, args.order)
+                rec = case(fw, n, dtype, args.percent, args.repeats, args.npy, gpus, args.order, args.input)
                 print(json.dumps(rec), flush=True)
                 records.append(rec)
     env = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "host": platform.node(),

@@ -47,10 +47,12 @@ def test_a_dense_host_matrix_goes_up_through_staging(tiny_chunks, n):
     w = fw.generate.erdos_renyi(n, 10, seed=n).to_matrix("float64", np.inf)
     assert np.array_equal(fw.solve(w, backend="gpu", dtype="int32").dist,
                           fw.solve(w, backend="cpu", dtype="int32").dist)
-    host = np.arange(n * (n + 3), dtype=np.int16).reshape(n, n + 3)
-    dev = cupy.zeros((n + 5, n + 40), dtype=cupy.int16)
-    tiny_chunks.to_device(host, dev)
-    assert np.array_equal(dev[:n, :n + 3].get(), host) and not dev[n:].any() and not dev[:, n + 3:].any()
+    g = fw.Graph.from_dense(w)
+    for dtype, inf in (("int16", 16383), ("float32", np.inf)):
+        dev = cupy.zeros((n + 5, n + 40), dtype=dtype)
+        tiny_chunks.upload(tiny_chunks.Pitched.of(dev, n, n), tiny_chunks.GraphRows(g, dtype, inf))
+        assert np.array_equal(dev[:n, :n].get(), g.to_matrix(dtype, inf))          # converted in the staging
+        assert not dev[n:].any() and not dev[:, n:].any()
 
 
 def test_columns_upload_converts_like_astype(tiny_chunks):

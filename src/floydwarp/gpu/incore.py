@@ -5,7 +5,8 @@ A run (:func:`execute`):
 1. check that the padded matrices fit in free device memory (before allocating);
 2. build the start matrix in a pitched, padded device buffer (layout.py): an edge
    list is uploaded and scattered on the device (no n^2 host matrix); a dense host
-   matrix goes up through pinned staging (transfer.to_device); a dense CuPy matrix stays on the
+   matrix goes up through pinned staging, converted into the staging buffers as it goes
+   (transfer.GraphRows: no n^2 host copy in the run's dtype); a dense CuPy matrix stays on the
    device;
 3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
 4. hand back an n x n matrix: a CuPy array when the input was on the device (or
@@ -210,10 +211,8 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
             for lo, hi in graph.device_bands():
                 d[lo:hi, :n] = graph.matrix_rows(lo, hi, dtype, inf, xp=cp)
         elif dense is not None:
-            m = np.ascontiguousarray(graph.to_matrix(dtype, inf))
             d = start.matrix(lay.N, lay.pitch, dtype, inf)
-            transfer.to_device(m, d)
-            del m
+            transfer.upload(transfer.Pitched.of(d, n, n), transfer.GraphRows(graph, dtype, inf))
         else:
             d = start.from_edges(graph.edges(), n, lay.N, lay.pitch, dtype, inf)
         cp.cuda.Device().synchronize()

@@ -100,6 +100,21 @@ class ArraySink:
         values[...] = rows
 
 
+class GraphRows:
+    """Row chunks of a graph's start matrix in ``dtype`` (``upload`` only), written by the
+    graph's own pass (``Graph.fill_start``) straight into the staging buffer: a dense host
+    graph goes up converted, with no n x n host copy in the run's dtype to allocate and
+    fault in first.  Each worker converts its own chunk while the others' copies run."""
+
+    def __init__(self, graph, dtype, inf):
+        self.graph, self.dtype, self.inf = graph, np.dtype(dtype), inf
+        self.row_bytes = graph.n * self.dtype.itemsize
+
+    def read(self, offset: int, chunk: np.ndarray) -> None:
+        r, rows = offset // self.row_bytes, chunk.nbytes // self.row_bytes
+        self.graph.fill_start(chunk.view(self.dtype).reshape(1, 1, rows, self.graph.n), [r], [0], self.inf)
+
+
 class FileSink:
     """Chunks written at ``base + offset`` of an open file (positional writes need no lock)."""
 
@@ -445,18 +460,6 @@ def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray
     else:
         download(region, ArraySink(out))
     return out
-
-
-def to_device(host: np.ndarray, a) -> None:
-    """Copy a C-contiguous host matrix into the leading rows and columns of a (pitched) CuPy matrix."""
-    region = Pitched.of(a, *host.shape)
-    if region.rows * region.row_bytes <= DIRECT_BYTES:
-        from cupy.cuda import runtime as rt
-
-        rt.memcpy2D(region.ptr, region.pitch, host.ctypes.data, region.row_bytes, region.row_bytes, region.rows,
-                    rt.memcpyHostToDevice)
-    else:
-        upload(region, ArraySink(host))
 
 
 def to_file(a, fd: int, offset: int) -> None:
