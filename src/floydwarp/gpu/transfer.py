@@ -13,7 +13,9 @@ GIL), so the first touch of fresh destination pages is spread over the cores.
 
 The host side of a chunk goes through a *sink* (download) or *source* (upload): a host
 array, or a file written at the chunk's offset (:func:`to_file`), so that ``-o out.npy`` streams
-a device result to disk without a full copy in host memory.
+a device result to disk without a full copy in host memory, or a graph's start rows written
+straight into the staging buffer (:class:`GraphRows`), so that a dense host matrix goes up
+converted to the run's dtype without a full converted copy first.
 
 A fresh host array costs a page fault per page on first write, more than the copy itself:
 :class:`HostMatrix` maps the pages of a result's host array from background threads while the
