@@ -18,6 +18,7 @@ from .cpu import kernels as cpu_kernels, team
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
+from .predecessors import NO_PREDECESSOR
 from .solve import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
@@ -117,7 +118,7 @@ def _textbook(weights, scans, with_pred):
         negative = negative or (seen and lo < 0)
     dist = weights.copy() if negative else weights
     pred = np.empty(dist.shape, np.int32) if with_pred else _NO_PRED
-    if not cpu_kernels.scipy_textbook(dist, pred, with_pred):
+    if not cpu_kernels.scipy_textbook(dist, pred, with_pred, NO_PREDECESSOR):
         return None
     return dist, (pred if with_pred else None)
 

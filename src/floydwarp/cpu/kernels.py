@@ -492,9 +492,9 @@ def serial_steps_pred(d, p, k0, k1, clamp, lo):
 
 
 @njit(cache=True)
-def scipy_textbook(d, p, with_pred):
+def scipy_textbook(d, p, with_pred, none):
     """SciPy's own ``floyd_warshall`` on the float64 weights ``d`` (``inf``: no edge), in
-    place: zero diagonal, ``p[i, j] = i`` for each edge (-9999 elsewhere) when ``with_pred``,
+    place: zero diagonal, ``p[i, j] = i`` for each edge (``none`` elsewhere) when ``with_pred``,
     then the textbook triple loop, so distances and predecessors are SciPy's to the bit.
     Returns False when a diagonal entry did not stay 0 (a negative cycle)."""
     n = d.shape[0]
@@ -503,7 +503,7 @@ def scipy_textbook(d, p, with_pred):
     if with_pred:
         for i in range(n):
             for j in range(n):
-                p[i, j] = i if i != j and d[i, j] < np.inf else -9999
+                p[i, j] = i if i != j and d[i, j] < np.inf else none
         serial_steps_pred(d, p, 0, n, False, -np.inf)
     else:
         serial_steps(d, 0, n, False, -np.inf)

@@ -619,10 +619,10 @@ def _sorted_lightest_edges(n, edges):
         team.run(kernels.run_starts, parts, edges[0], edges[1], bounds, at, threads=parts)
         at = np.cumsum(at) - at
     answers = [a for a in team.run(kernels.lightest_parallel_edges, parts, *edges, bounds, at, *out,
-                                   threads=parts) if a[3]]
+                                   threads=parts) if a[3]]          # the parts that wrote edges
     count = sum(a[3] for a in answers)
-    stats = _stats_of_kept(n, min(a[0] for a in answers), max(a[1] for a in answers),
-                           all(a[2] for a in answers), True) if count else _stats_of_kept(n, 0, 0, True, False)
+    stats = _stats_of_kept(n, min((a[0] for a in answers), default=0), max((a[1] for a in answers), default=0),
+                           all(a[2] for a in answers), count > 0)
     return tuple(a[:count] for a in out), stats
 
 
