@@ -146,6 +146,23 @@ def test_start_tiles_of_an_edge_list_are_the_padded_matrix(threads, n, shape):
                     assert np.array_equal(p[li, lj], pred[block]), (bs, rank, I, J)
 
 
+@pytest.mark.parametrize("kind", ["edges", "dense", "masked"])
+@pytest.mark.parametrize("n", [0, 1, 7, 50])
+def test_write_matrix_fills_a_host_array_in_place(threads, kind, n):
+    """Graph.write_matrix: the start matrix written into the caller's array (its dtype), in
+    bands that need not divide n, equal to to_matrix."""
+    rng = np.random.default_rng(n)
+    g = Graph.from_edges(rng.integers(0, max(n, 1), 3 * n), rng.integers(0, max(n, 1), 3 * n),
+                         rng.integers(-1, 9, 3 * n), n=n)
+    if kind != "edges":
+        w = g.to_matrix("float64", np.inf)
+        g = Graph.from_dense(w) if kind == "dense" else Graph.from_dense(np.ma.masked_array(w, mask=w == np.inf))
+    for dtype, inf in (("int16", 999), ("float32", np.inf)):
+        out = np.full((n, n), 7, dtype)
+        g.write_matrix(out, inf, band_bytes=3 * max(n, 1) * out.itemsize)      # 3-row bands
+        assert np.array_equal(out, g.to_matrix(dtype, inf))
+
+
 @pytest.mark.parametrize("where", [0, 450, 899])
 def test_edge_list_errors_name_the_first_bad_edge(threads, where):
     m = 900

@@ -347,7 +347,7 @@ def test_the_shared_result_file_holds_the_start_matrix_on_whole_pages(tmp_path, 
     g = fw.generate.erdos_renyi(n, 10, seed=n)
     shared = multigpu.SharedMatrix(n, dtype, workdir=tmp_path)
     try:
-        shared.fill_from(g, dtype, 99, band_bytes=1000)          # several bands
+        shared.fill_from(g, 99, band_bytes=1000)                 # several bands
         worker = multigpu.open_shared(shared.path, n, dtype)
         assert worker.ctypes.data % 4096 == 0 and worker.flags.c_contiguous
         assert np.array_equal(worker, g.to_matrix(dtype, 99))

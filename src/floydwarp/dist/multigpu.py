@@ -78,12 +78,9 @@ class SharedMatrix:
         os.close(fd)
         self.array = open_shared(self.path, n, dtype, create=True)
 
-    def fill_from(self, graph, dtype, inf, band_bytes=blocks.BAND_BYTES):
-        n = self.array.shape[0]
-        band = max(1, band_bytes // max(1, n * np.dtype(dtype).itemsize))
-        for lo in range(0, n, band):
-            hi = min(n, lo + band)
-            self.array[lo:hi] = graph.matrix_rows(lo, hi, dtype, inf)
+    def fill_from(self, graph, inf, band_bytes=blocks.BAND_BYTES):
+        """The graph's start matrix written into the file, in place (Graph.write_matrix)."""
+        graph.write_matrix(self.array, inf, band_bytes)
 
     def release(self):
         """Remove the file; the launcher's mapping (the result) stays valid."""
@@ -245,7 +242,7 @@ def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     edges = None
     try:
         if graph.is_dense:
-            shared.fill_from(graph, plan.dtype, plan.inf)
+            shared.fill_from(graph, plan.inf)
         else:
             edges = SharedEdges(graph, plan.dtype, workdir)
         timings["share"] = time.perf_counter() - t0

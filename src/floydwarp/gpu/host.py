@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 
-from ..arrays import to_host
 from ..errors import FloydwarpError
 from .layout import format_bytes
 
@@ -39,13 +38,16 @@ class HostMatrix:
                            for _ in range(slots)]
 
     @classmethod
-    def create(cls, n, dtype, workdir, slots, tile_bytes):
-        dt = np.dtype(dtype)
+    def start(cls, graph, dtype, inf, workdir, slots, tile_bytes):
+        """The graph's start matrix in host memory (or ``workdir``'s ``dist.npy``), written in
+        place by the graph's parallel pass (Graph.write_matrix), then page-locked."""
+        n, dt = graph.n, np.dtype(dtype)
         if workdir is not None:
             from pathlib import Path
 
-            path = Path(workdir) / "dist.npy"
-            return cls(np.lib.format.open_memmap(path, mode="w+", dtype=dt, shape=(n, n)), False, slots, tile_bytes)
+            array = np.lib.format.open_memmap(Path(workdir) / "dist.npy", mode="w+", dtype=dt, shape=(n, n))
+            graph.write_matrix(array, inf)
+            return cls(array, False, slots, tile_bytes)
         from cupy.cuda import runtime as rt
 
         from ..cpu.storage import available_memory
@@ -58,6 +60,7 @@ class HostMatrix:
                 f"memory, and only {format_bytes(have)} is available; pass workdir=DIR (--workdir DIR) to keep "
                 f"it in a memory-mapped file there")
         array = np.empty((n, n), dtype=dt)
+        graph.write_matrix(array, inf)           # first: its writes fault the pages in on every core
         # Page-locking an allocated array (cudaHostRegister) works for sizes where
         # cudaHostAlloc fails (84 GiB on the 128 GB H100 host) and is faster (3 s vs 12 s
         # for 20 GiB there); where the OS refuses, staging copies pageable memory.
@@ -129,11 +132,6 @@ class HostMatrix:
             r0, rows, c0, cols = pending
             staged = self._stage[slot][1][:rows * cols * self.isz].view(self.array.dtype).reshape(rows, cols)
             self._region(r0, rows, c0, cols)[...] = staged
-
-    def fill_from(self, graph, dtype, inf, band_rows=1024):
-        for lo in range(0, self.n, band_rows):
-            hi = min(self.n, lo + band_rows)
-            self.array[lo:hi] = to_host(graph.matrix_rows(lo, hi, dtype, inf))
 
 
 @functools.lru_cache(maxsize=None)

@@ -141,8 +141,7 @@ def solve(graph, plan) -> EngineOutput:
     # the tile copies overlap the products: they are part of "compute", not timed apart
     timings = {"h2d": 0.0, "setup": 0.0, "compute": 0.0, "d2h": 0.0}
     t0 = time.perf_counter()
-    host = HostMatrix.create(n, dt, plan.options.get("workdir"), STREAMS + 1, w * w * dt.itemsize)
-    host.fill_from(graph, dt, plan.inf)
+    host = HostMatrix.start(graph, dt, plan.inf, plan.options.get("workdir"), STREAMS + 1, w * w * dt.itemsize)
     timings["setup"] = time.perf_counter() - t0
     kind = "pinned" if host.pinned else ("memory-mapped" if plan.options.get("workdir") else "pageable")
     meta = {"device": dev["name"], "out_of_core": True, "panel_width": w, "rounds": lay.rounds,

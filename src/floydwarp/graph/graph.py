@@ -370,6 +370,24 @@ class Graph:
         """The initial Floyd-Warshall matrix: weights, INF for no edge, 0 (or a negative self-loop) on the diagonal."""
         return self.matrix_rows(0, self.n, dtype, inf, xp)
 
+    def write_matrix(self, out, inf, band_bytes=64 << 20):
+        """Write :meth:`to_matrix` into the host n x n array ``out`` (C-ordered rows, its own
+        dtype), in place: a host graph by one pass over bands of about ``band_bytes`` spread
+        over the cores, with no temporaries (so the fresh pages of a large ``out`` are faulted
+        in on every core), a device graph a band at a time through host memory."""
+        n = self.n
+        band = max(1, band_bytes // max(1, n * out.itemsize))
+        if self._dense is not None and is_device_array(self._dense[0]):
+            for lo in range(0, n, band):
+                hi = min(n, lo + band)
+                out[lo:hi] = to_host(self.matrix_rows(lo, hi, out.dtype, inf))
+            return
+        whole = n - n % band                     # the whole bands as the tile rows of one pass, then the rest
+        if whole:
+            self.fill_start(out[:whole].reshape(whole // band, 1, band, n), np.arange(0, whole, band), [0], inf)
+        if whole < n:
+            self.fill_start(out[whole:].reshape(1, 1, n - whole, n), [whole], [0], inf)
+
     def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
         """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
         larger than memory can be written out a band of rows at a time."""
