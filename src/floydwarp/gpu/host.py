@@ -40,7 +40,7 @@ class HostMatrix:
     @classmethod
     def start(cls, graph, dtype, inf, workdir, slots, tile_bytes):
         """The graph's start matrix in host memory (or ``workdir``'s ``dist.npy``), written in
-        place by the graph's parallel pass (Graph.write_matrix), then page-locked."""
+        place by the graph's parallel pass (Graph.write_matrix), then page-locked where it is in RAM."""
         n, dt = graph.n, np.dtype(dtype)
         if workdir is not None:
             from pathlib import Path

@@ -2,7 +2,8 @@
 
 Every text reader turns its file into "records": lines of ``ncols`` whitespace-separated
 tokens (comment and header lines blanked out with spaces first, so that byte offsets --
-and therefore line numbers -- stay those of the file).  Records are parsed in chunks of
+and therefore line numbers -- stay those of the file).  A file of integer records is read by
+the Numba passes of _integers.py, on every core; any other is parsed here in chunks of
 a few MiB, each chunk in three vectorized passes:
 
 1. a structure pass over the bytes (``uint8`` masks) that counts the tokens of every
