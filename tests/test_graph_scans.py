@@ -163,6 +163,22 @@ def test_write_matrix_fills_a_host_array_in_place(threads, kind, n):
         assert np.array_equal(out, g.to_matrix(dtype, inf))
 
 
+@pytest.mark.parametrize("n", [1, 7, 50])
+def test_graph_rows_stage_the_start_matrix_chunk_by_chunk(threads, n):
+    """gpu/transfer.py's GraphRows (no CUDA involved): each staging chunk, at any row offset,
+    holds those rows of the start matrix in the run's dtype, as the upload sends them."""
+    from floydwarp.gpu.transfer import GraphRows
+
+    w = fw.generate.erdos_renyi(n, 20, seed=n).to_matrix("float64", np.inf)
+    g = Graph.from_dense(w)
+    for dtype, inf in (("int16", 999), ("float64", np.inf)):
+        source, full = GraphRows(g, dtype, inf), g.to_matrix(dtype, inf)
+        for r0, r1 in ((0, n), (n // 2, n), (n - 1, n)):
+            chunk = np.zeros((r1 - r0) * source.row_bytes + 16, np.uint8)[:(r1 - r0) * source.row_bytes]
+            source.read(r0 * source.row_bytes, chunk)
+            assert np.array_equal(chunk.view(dtype).reshape(r1 - r0, n), full[r0:r1])
+
+
 @pytest.mark.parametrize("where", [0, 450, 899])
 def test_edge_list_errors_name_the_first_bad_edge(threads, where):
     m = 900
