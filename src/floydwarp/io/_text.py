@@ -2,8 +2,8 @@
 
 Every text reader turns its file into "records": lines of ``ncols`` whitespace-separated
 tokens (comment and header lines blanked out with spaces first, so that byte offsets --
-and therefore line numbers -- stay those of the file).  A file of integer records is read by
-the Numba passes of _integers.py, on every core; any other is parsed here in chunks of
+and therefore line numbers -- stay those of the file).  A file of number records is read by
+the Numba passes of _records.py, on every core; any other is parsed here in chunks of
 a few MiB, each chunk in three vectorized passes:
 
 1. a structure pass over the bytes (``uint8`` masks) that counts the tokens of every
@@ -177,14 +177,14 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
 
     int64 when every token is an integer, else float64.  Raises FloydwarpError naming the
     line of the first record with the wrong number of fields, and :class:`BadToken` (the
-    caller words it) for the first token that is not a number.  A file of integers is read
-    by the Numba passes of io/_integers.py, on every core; anything else by the chunks below.
+    caller words it) for the first token that is not a number.  A file of numbers is read by
+    the Numba passes of io/_records.py, on every core; anything else by the chunks below.
     """
-    from . import _integers            # imports Numba: only when a text file is read
+    from . import _records             # imports Numba: only when a text file is read
 
-    integers = _integers.read(data, ncols)
-    if integers is not None:
-        return integers
+    records = _records.read(data, ncols)
+    if records is not None:
+        return records
     parts = []
     integral = True
     for lo, hi in _chunks(data):
