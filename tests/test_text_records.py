@@ -17,10 +17,15 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scope
 
 @pytest.fixture(params=[1, 3], ids=["one-part", "three-parts"])
 def parts(request, monkeypatch):
-    """Read in one part, or split into three parts whatever the size."""
+    """Read in one part, or in about three parts over three threads whatever the size."""
     monkeypatch.setattr(team, "GRAIN", 1 if request.param > 1 else 1 << 40)
     monkeypatch.setattr(team, "default_threads", lambda: request.param)
     return request.param
+
+
+def read(data: bytes, ncols: int, parts: int):
+    """_records.read over about ``parts`` pieces of ``data`` split at line starts."""
+    return _records.read(data, ncols, [lo for lo, _ in _text._chunks(data, max(1, -(-len(data) // parts)))])
 
 
 def python_records(data: bytes, ncols: int):
@@ -63,7 +68,7 @@ def number_files(draw, token):
 @given(case=number_files(_INTEGER))
 def test_integer_records_are_pythons(parts, case):
     data, ncols = case
-    got = _records.read(data, ncols)
+    got = read(data, ncols, parts)
     assert got is not None and got.dtype == np.int64
     assert np.array_equal(got, python_records(data, ncols))
 
@@ -74,7 +79,7 @@ def test_real_records_are_correctly_rounded(parts, case):
     """Any real token makes every value float64, each the correctly rounded value of its token
     (the sign of zero too), as strtod -- and NumPy's reader -- give it."""
     data, ncols = case
-    got = _records.read(data, ncols)
+    got = read(data, ncols, parts)
     want = python_records(data, ncols)
     assert got is not None and got.dtype == want.dtype
     assert got.tobytes() == want.tobytes()
@@ -99,7 +104,7 @@ def test_real_records_are_correctly_rounded(parts, case):
     "1 2 3\u00a0\n".encode(),         # nor is a non-ASCII one
 ])
 def test_anything_else_goes_to_the_numpy_reader(parts, text):
-    assert _records.read(text * 50, 3) is None
+    assert read(text * 50, 3, parts) is None
 
 
 @pytest.mark.parametrize("real", [False, True])
@@ -110,7 +115,7 @@ def test_numpy_reader_answers_alike_where_both_read(tmp_path, monkeypatch, real)
     weights = [b"%.4f" % x for x in rng.uniform(-50, 50, 5000)] if real else [b"%d" % v for v in rows[:, 2]]
     data = b"\n".join(b"%d %d " % (a, b) + w for (a, b, _), w in zip(rows, weights)) + b"\n\n  \n"
     fast = _text.parse_records(data, 3, ("source", "target", "weight"), tmp_path / "f.txt")
-    monkeypatch.setattr(_records, "read", lambda data, ncols: None)
+    monkeypatch.setattr(_records, "read", lambda data, ncols, starts: None)
     slow = _text.parse_records(data, 3, ("source", "target", "weight"), tmp_path / "f.txt")
     assert fast.dtype == slow.dtype == (np.float64 if real else np.int64)
     assert fast.tobytes() == slow.tobytes()

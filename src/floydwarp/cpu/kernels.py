@@ -225,52 +225,41 @@ def minplus_pred(c, pc, a, b, pb):
 @njit(cache=True, inline="always")
 def fw_tile(t, clamp, lo):
     """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule)."""
-    fw_tile_with(t, clamp, lo, np.empty(t.shape[0], t.dtype))
+    fw_steps_with(t, 0, t.shape[0], clamp, lo, np.empty(t.shape[0], t.dtype))
 
 
 @njit(cache=True, inline="always")
-def fw_tile_with(t, clamp, lo, rowk):
-    """:func:`fw_tile` with the caller's buffer ``rowk`` (at least ``t.shape[0]`` entries):
-    compiling ``np.empty`` took ~60 ms of phase 1's cold compile.
+def fw_steps_with(t, k0, k1, clamp, lo, rowk):
+    """Steps k0..k1-1 of Floyd-Warshall in place on a square array, with the caller's buffer
+    ``rowk`` (at least ``t.shape[0]`` entries): compiling ``np.empty`` took ~60 ms of phase
+    1's cold compile.
 
-    Row k is copied to the buffer per k, so the j loop reads and writes
-    different arrays and vectorizes.  Inlined into its callers' Numba IR (as is
-    :func:`copy_row`): compiled as a function of its own it would be optimized once
-    there and again inside each caller, 0.1 s more of a cold compile.
+    Row k is copied to the buffer per k, so the j loop reads and writes different arrays
+    and vectorizes; the values are those of the in-place loop (row k does not change in
+    step k while ``t[k, k]`` is 0).  Inlined into its callers' Numba IR (as are
+    :func:`copy_row` and :func:`relax_row`): compiled as a function of its own it would be
+    optimized once there and again inside each caller, 0.1 s more of a cold compile.
     """
-    n = t.shape[0]
-    for k in range(n):
+    for k in range(k0, k1):
         copy_row(t, k, rowk)
-        for i in range(n):
-            aik = t[i, k]
-            for j in range(n):
-                x = narrow(aik + rowk[j], t)
-                if clamp:
-                    x = select_max(lo, x)
-                t[i, j] = select_min(t[i, j], x)
+        for i in range(t.shape[0]):
+            relax_row(t, i, rowk, k, clamp, lo)
 
 
 @njit(cache=True, inline="always")
 def fw_tile_pred(t, p, clamp, lo):
-    fw_tile_pred_with(t, p, clamp, lo, np.empty(t.shape[0], t.dtype), np.empty(t.shape[0], p.dtype))
+    fw_steps_pred_with(t, p, 0, t.shape[0], clamp, lo, np.empty(t.shape[0], t.dtype),
+                       np.empty(t.shape[0], p.dtype))
 
 
 @njit(cache=True, inline="always")
-def fw_tile_pred_with(t, p, clamp, lo, rowk, prowk):
-    """:func:`fw_tile_with` with predecessors (buffers ``rowk`` and ``prowk``)."""
-    n = t.shape[0]
-    for k in range(n):
+def fw_steps_pred_with(t, p, k0, k1, clamp, lo, rowk, prowk):
+    """:func:`fw_steps_with` with predecessors (buffers ``rowk`` and ``prowk``)."""
+    for k in range(k0, k1):
         copy_row(t, k, rowk)
         copy_row(p, k, prowk)
-        for i in range(n):
-            aik = t[i, k]
-            for j in range(n):
-                x = narrow(aik + rowk[j], t)
-                if clamp:
-                    x = select_max(lo, x)
-                if x < t[i, j]:
-                    t[i, j] = x
-                    p[i, j] = prowk[j]
+        for i in range(t.shape[0]):
+            relax_row_pred(t, p, i, rowk, prowk, k, clamp, lo)
 
 
 # --------------------------------------------------------------------------- tiled layout
@@ -310,14 +299,14 @@ def close_pivot(t, r, clamp, lo, rowk):
     the closed tile into the panel copies that phases 2 and 3 read, with NumPy (~2 us a
     round): copied here, the copies took ~0.12 s of this kernel's cold compile (0.49 -> 0.36
     s), on the first run's longest path (bench/NOTES_cpu.md)."""
-    fw_tile_with(t[r, r], clamp, lo, rowk)
+    fw_steps_with(t[r, r], 0, t.shape[2], clamp, lo, rowk)
     return negative_diagonal(t[r, r])
 
 
 @njit(cache=True)
 def close_pivot_pred(t, p, r, clamp, lo, rowk, prowk):
     """:func:`close_pivot` with predecessors."""
-    fw_tile_pred_with(t[r, r], p[r, r], clamp, lo, rowk, prowk)
+    fw_steps_pred_with(t[r, r], p[r, r], 0, t.shape[2], clamp, lo, rowk, prowk)
     return negative_diagonal(t[r, r])
 
 
@@ -467,28 +456,15 @@ def rows_steps_pred(d, p, k0, k1, clamp, lo):
 
 @njit(cache=True)
 def serial_steps(d, k0, k1, clamp, lo):
-    """Steps k0..k1-1 of the textbook triple loop, in place, one thread, row k read from a
-    copy: the same values (row k does not change in step k while ``d[k, k]`` is 0), and the
-    j loop vectorizes, 2-3x the in-place loop's speed on 16-64 vertices (2-core box)."""
-    n = d.shape[0]
-    rowk = np.empty(n, d.dtype)
-    for k in range(k0, k1):
-        copy_row(d, k, rowk)
-        for i in range(n):
-            relax_row(d, i, rowk, k, clamp, lo)
+    """Steps k0..k1-1 of the textbook triple loop, in place, one thread (row k read from a
+    copy: :func:`fw_steps_with`; 2-3x the in-place loop's speed on 16-64 vertices)."""
+    fw_steps_with(d, k0, k1, clamp, lo, np.empty(d.shape[0], d.dtype))
 
 
 @njit(cache=True)
 def serial_steps_pred(d, p, k0, k1, clamp, lo):
     """:func:`serial_steps` with predecessors (6x the in-place loop on 32 vertices)."""
-    n = d.shape[0]
-    rowk = np.empty(n, d.dtype)
-    prowk = np.empty(n, p.dtype)
-    for k in range(k0, k1):
-        copy_row(d, k, rowk)
-        copy_row(p, k, prowk)
-        for i in range(n):
-            relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo)
+    fw_steps_pred_with(d, p, k0, k1, clamp, lo, np.empty(d.shape[0], d.dtype), np.empty(d.shape[0], p.dtype))
 
 
 @njit(cache=True)

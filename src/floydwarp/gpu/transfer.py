@@ -104,7 +104,7 @@ class ArraySink:
 
 class GraphRows:
     """Row chunks of a graph's start matrix in ``dtype`` (``upload`` only), written by the
-    graph's own pass (``Graph.fill_start``) straight into the staging buffer: a dense host
+    graph's own pass (``Graph.write_rows``) straight into the staging buffer: a dense host
     graph goes up converted, with no n x n host copy in the run's dtype to allocate and
     fault in first.  Each worker converts its own chunk while the others' copies run."""
 
@@ -114,7 +114,7 @@ class GraphRows:
 
     def read(self, offset: int, chunk: np.ndarray) -> None:
         r, rows = offset // self.row_bytes, chunk.nbytes // self.row_bytes
-        self.graph.fill_start(chunk.view(self.dtype).reshape(1, 1, rows, self.graph.n), [r], [0], self.inf)
+        self.graph.write_rows(chunk.view(self.dtype).reshape(rows, self.graph.n), r, self.inf)
 
 
 class FileSink:

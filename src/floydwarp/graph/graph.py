@@ -386,7 +386,12 @@ class Graph:
         if whole:
             self.fill_start(out[:whole].reshape(whole // band, 1, band, n), np.arange(0, whole, band), [0], inf)
         if whole < n:
-            self.fill_start(out[whole:].reshape(1, 1, n - whole, n), [whole], [0], inf)
+            self.write_rows(out[whole:], whole, inf)
+
+    def write_rows(self, out, lo: int, inf):
+        """Write rows ``lo ..`` of :meth:`to_matrix` of a host graph into the host array ``out``
+        (those rows, C-ordered, in its own dtype) in place, in one pass."""
+        self.fill_start(out.reshape(1, 1, out.shape[0], self.n), [lo], [0], inf)
 
     def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
         """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
@@ -398,7 +403,7 @@ class Graph:
         on_device = self._dense is not None and is_device_array(self._dense[0])
         if not on_device and (self._dense is not None or xp is None or xp is np):
             out = np.empty((hi - lo, self.n), dtype)
-            self.fill_start(out.reshape(1, 1, hi - lo, self.n), [lo], [0], inf)
+            self.write_rows(out, lo, inf)
             return out if xp is None or xp is np else xp.asarray(out)
         rows = np.arange(lo, hi)
         if on_device:

@@ -35,34 +35,25 @@ _BAD, _INTEGER, _REAL = 0, 1, 2
 _NO_PLACES, _NO_RECORDS = np.zeros(1, np.int64), np.zeros((0, 1), np.int64)
 
 
-def read(data: bytes, ncols: int) -> np.ndarray | None:
+def read(data: bytes, ncols: int, starts) -> np.ndarray | None:
     """The ``(L, ncols)`` records of ``data`` (every non-blank line), int64 when every token
     is an integer and float64 otherwise, or None when some line is not ``ncols`` number
-    tokens this module reads exactly."""
+    tokens this module reads exactly.  ``starts``: where the parts begin (line starts, the
+    first 0), which the cores share out."""
     buf = np.frombuffer(data, np.uint8)
-    parts = team.shares(buf.size, buf.size)
-    bounds = _line_bounds(data, parts)
+    threads = team.shares(buf.size, buf.size)
+    bounds = np.asarray([*starts, buf.size], np.int64)
+    parts = bounds.size - 1
     counts, reals = np.empty(parts, np.int64), np.zeros(parts, np.bool_)
     team.run(scan_records, parts, buf, ncols, bounds, counts, reals, _NO_PLACES, _NO_RECORDS, False, False,
-             threads=parts)
+             threads=threads)
     if counts.min(initial=0) < 0:
         return None
     at = np.cumsum(counts) - counts
     out = np.empty((int(counts.sum()), ncols), np.float64 if reals.any() else np.int64)
     team.run(scan_records, parts, buf, ncols, bounds, counts, reals, at, out, True, out.dtype.kind == "f",
-             threads=parts)
+             threads=threads)
     return out
-
-
-def _line_bounds(data: bytes, parts: int) -> np.ndarray:
-    """Where ``parts`` pieces of ``data`` of about equal size begin, each just after a line
-    end (or at 0), and the end."""
-    bounds = [0]
-    for p in range(1, parts):
-        cut = data.find(b"\n", max(bounds[-1], len(data) * p // parts))
-        bounds.append(len(data) if cut < 0 else cut + 1)
-    bounds.append(len(data))
-    return np.asarray(bounds, np.int64)
 
 
 @njit(inline="always")

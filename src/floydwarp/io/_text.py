@@ -182,7 +182,7 @@ def parse_records(data: bytes, ncols: int, columns: Sequence[str], path: Path,
     """
     from . import _records             # imports Numba: only when a text file is read
 
-    records = _records.read(data, ncols)
+    records = _records.read(data, ncols, [lo for lo, _ in _chunks(data)])
     if records is not None:
         return records
     parts = []
