@@ -131,7 +131,7 @@ def test_a_shared_mapping_takes_blocks_by_dma(tiny_chunks, monkeypatch, n, dtype
     written; blocks land at their origin, by DMA or staging; release() unlocks."""
     from cupy.cuda import runtime as rt
 
-    from floydwarp.dist.multigpu import SharedMatrix, open_shared
+    from floydwarp.multigpu.workers import SharedMatrix, open_shared
 
     monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
     file = SharedMatrix(n, dtype)

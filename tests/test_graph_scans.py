@@ -118,7 +118,7 @@ def _dense(n, src, dst, w):
 def test_start_tiles_of_an_edge_list_are_the_padded_matrix(threads, n, shape):
     """Every process's share of the start tiles (2D block-cyclic, tile edges 1..64, the last
     tile padded) with predecessors: the padded start matrix cut into tiles in NumPy."""
-    from floydwarp.dist.grid import ProcessGrid
+    from floydwarp.grid import ProcessGrid
     from floydwarp.predecessors import initial_predecessors
     from floydwarp.tiling import start_tiles
 

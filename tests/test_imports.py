@@ -153,4 +153,4 @@ def test_start_up_imports_only_what_the_call_needs():
     held = _imported_after("import floydwarp.cli")          # every command registered, none run
     assert not {"scipy", "numba", "cupy"} & held
     held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
-    assert "floydwarp.dist.engine" not in held and "floydwarp.dist.multigpu" not in held
+    assert "floydwarp.mpi.engine" not in held and "floydwarp.multigpu.engine" not in held

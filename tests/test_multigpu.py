@@ -14,10 +14,10 @@ import pytest
 
 import floydwarp as fw
 from floydwarp import numeric, registry, schedule
-from floydwarp.dist.control import ControlTimeout, answer_collective, reduce_values
-from floydwarp.dist.grid import ProcessGrid
-from floydwarp.dist.launch import WorkerFailed, run_workers
-from floydwarp.dist.partition import BlockPartition, choose_grid, split_bounds, union_skip
+from floydwarp.multigpu.control import ControlTimeout, answer_collective, reduce_values
+from floydwarp.grid import ProcessGrid
+from floydwarp.multigpu.launch import WorkerFailed, run_workers
+from floydwarp.multigpu.partition import BlockPartition, choose_grid, split_bounds, union_skip
 from floydwarp.errors import FloydwarpError
 from floydwarp.generate import erdos_renyi
 from floydwarp.plan import Plan
@@ -125,7 +125,7 @@ def _simulate(weights, shape, width, lookahead, delivered=None):
     then)], the rank's final block))."""
     import dataclasses
 
-    from floydwarp.dist.gpu_engine import Gpu2D
+    from floydwarp.multigpu.rank import Gpu2D
 
     n = weights.shape[0]
     inf = np.int32(numeric.inf_of(np.int32))
@@ -270,7 +270,7 @@ def _pid(control, rank):
 
 
 def test_workers_are_kept_for_later_runs_and_replaced_after_a_failure():
-    from floydwarp.dist import launch
+    from floydwarp.multigpu import launch
 
     first = run_workers(_pid, (), 2, timeout=60)
     assert launch.started(2) and run_workers(_pid, (), 2, timeout=60) == first      # the same processes
@@ -285,7 +285,7 @@ def test_workers_are_kept_for_later_runs_and_replaced_after_a_failure():
 
 def _slow_cleanup(control, rank, folder, fail):
     """Worker target: replies at once, then cleans up for a while (or fails doing so)."""
-    from floydwarp.dist import launch
+    from floydwarp.multigpu import launch
 
     def cleanup():
         time.sleep(1.0)
@@ -300,7 +300,7 @@ def _slow_cleanup(control, rank, folder, fail):
 def test_work_after_the_reply_does_not_hold_up_the_run(tmp_path):
     """after_reply: the launcher has the results while the workers still clean up; the next
     job starts once they are done; a worker whose cleanup fails is replaced by the next run."""
-    from floydwarp.dist import launch
+    from floydwarp.multigpu import launch
 
     run_workers(_pid, (), 2, timeout=60)                                    # the workers started
     t0 = time.monotonic()
@@ -317,7 +317,7 @@ def test_work_after_the_reply_does_not_hold_up_the_run(tmp_path):
 
 @pytest.mark.parametrize("n, dtype", [(300, "int16"), (70_000, "float64"), (5, "int32")])
 def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path, n, dtype):
-    from floydwarp.dist import multigpu
+    from floydwarp.multigpu import workers as multigpu
 
     monkeypatch.setattr(multigpu, "BAND_EDGES", 7)                # many copy tasks
     rng = np.random.default_rng(n)
@@ -342,7 +342,7 @@ def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path,
 def test_the_shared_result_file_holds_the_start_matrix_on_whole_pages(tmp_path, n, dtype):
     """The launcher's file: rows from the first byte of a page (a worker locks its rows), the
     dense start matrix in it, seen alike through a worker's own mapping; gone when released."""
-    from floydwarp.dist import multigpu
+    from floydwarp.multigpu import workers as multigpu
 
     g = fw.generate.erdos_renyi(n, 10, seed=n)
     shared = multigpu.SharedMatrix(n, dtype, workdir=tmp_path)
@@ -376,7 +376,7 @@ def test_a_block_of_a_shared_matrix_takes_row_chunks():
 def test_worker_without_launcher_times_out():
     import multiprocessing as mp
 
-    from floydwarp.dist.control import PipeControl
+    from floydwarp.multigpu.control import PipeControl
 
     here, there = mp.Pipe()
     control = PipeControl(there, 0, 2, timeout=0.2)
@@ -498,9 +498,9 @@ def test_two_gpus_match_cpu(algorithm, n, kind, dtype, bs):
 def test_blocks_from_edges_equal_blocks_from_rows(shape, dtype):
     """Each process's block built on the device from the edge list is the start matrix's
     block (built here on one GPU for every grid position)."""
-    from floydwarp.dist import blocks
-    from floydwarp.dist.grid import ProcessGrid
-    from floydwarp.dist.partition import BlockPartition
+    from floydwarp.multigpu import blocks
+    from floydwarp.grid import ProcessGrid
+    from floydwarp.multigpu.partition import BlockPartition
 
     g = graph(333, "neg")
     dt = np.dtype(dtype)
@@ -586,7 +586,7 @@ def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
 
 
 def test_refusals_before_any_collective(tmp_path):
-    from floydwarp.dist.gpu_engine import check_plan
+    from floydwarp.multigpu.rank import check_plan
 
     dt = numeric.canonical_dtype("int32")
     base = dict(n=10, dtype=dt, inf=numeric.inf_of(dt), clamp=False, backend="multigpu", algorithm="gpu-2d")

@@ -23,8 +23,8 @@ BACKEND_MODULES = {
     "reference": "floydwarp.cpu.reference",
     "cpu": "floydwarp.cpu.engine",
     "gpu": "floydwarp.gpu.engine",
-    "mpi": "floydwarp.dist.engine",
-    "multigpu": "floydwarp.dist.multigpu",
+    "mpi": "floydwarp.mpi.engine",
+    "multigpu": "floydwarp.multigpu.engine",
 }
 #: The backends ``backend="auto"`` considers, best first: it takes the first usable one whose
 #: ``auto_min_n`` is at most n, importing the modules only as far as that one (the others are

@@ -14,7 +14,7 @@ import functools
 
 import numpy as np
 
-from .dist.grid import ProcessGrid
+from .grid import ProcessGrid
 
 SINGLE = ProcessGrid(1, 1, 0)
 

@@ -6,7 +6,7 @@ import json
 
 from mpi4py import MPI
 
-from floydwarp.dist.control import MpiControl
+from floydwarp.multigpu.control import MpiControl
 
 control = MpiControl(MPI.COMM_WORLD)
 rank, size = control.rank, control.size

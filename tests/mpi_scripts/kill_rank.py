@@ -4,7 +4,7 @@ import signal
 import sys
 
 import floydwarp as fw
-from floydwarp.dist import engine
+from floydwarp.mpi import blocked as engine
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "kill"
 original = engine.BlockCyclic.close_pivot

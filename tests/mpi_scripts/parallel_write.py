@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 import floydwarp as fw
-from floydwarp.dist import output
+from floydwarp.mpi import output
 from floydwarp.errors import FloydwarpError
 from floydwarp.io import read_result, write_result
 

@@ -234,7 +234,7 @@ def progress_wanted() -> bool:
 def announce_ranks():
     """One stderr line from rank 0 mapping ranks to processes, so that a launcher's report of a
     dead PID names the rank."""
-    from ..dist.mpi import world
+    from ..mpi.comm import world
 
     comm = world()
     table = comm.gather(f"{comm.Get_rank()}:{os.getpid()}@{socket.gethostname()}", root=0)

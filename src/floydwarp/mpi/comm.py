@@ -87,3 +87,20 @@ def abort_on_error(comm):
         # busy 2-core box), leaving a failed job with nothing said.
         time.sleep(ABORT_GRACE_S)
         comm.Abort(int(os.environ.get("FLOYDWARP_MPI_ABORT_CODE", "3")))
+
+
+def threads_for(plan, comm) -> int:
+    """Numba threads of one rank: ``plan.threads``, else the node's cores shared among its ranks."""
+    import numba
+
+    if plan.threads is not None:
+        return int(plan.threads)
+    share = max(1, (os.cpu_count() or 1) // ranks_on_this_node(comm))
+    return min(share, numba.config.NUMBA_NUM_THREADS)
+
+
+def clamp_floor(plan):
+    """-INF in the run's dtype: the floor of clamped relaxations (plan.clamp)."""
+    import numpy as np
+
+    return np.dtype(plan.dtype).type(-plan.inf)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..errors import FloydwarpError
 from ..gpu.layout import round_up
 from ..gpu.panel import UNIT   # every dimension the panel kernel accepts is a multiple of it
-from .grid import ProcessGrid
+from ..grid import ProcessGrid
 
 
 def split_bounds(count: int, parts: int) -> list[int]:

@@ -1,11 +1,11 @@
 """Multi-GPU Floyd-Warshall: one process per GPU, the matrix in 2D blocks, panels through NCCL.
 
-Written once for any control plane (:mod:`floydwarp.dist.control`): the ``mpi`` backend
-runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, registered here), the
-``multigpu`` backend (:mod:`floydwarp.dist.multigpu`, ``floydwarp solve --gpus N``) in
+Written once for any control plane (:mod:`floydwarp.multigpu.control`): the ``mpi`` backend
+runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, in :mod:`floydwarp.mpi.gpu`), the
+``multigpu`` backend (:mod:`floydwarp.multigpu.engine`, ``floydwarp solve --gpus N``) in
 worker processes it starts itself.
 
-Distribution (:class:`floydwarp.dist.partition.BlockPartition`): panels of ``width``,
+Distribution (:class:`floydwarp.multigpu.partition.BlockPartition`): panels of ``width``,
 contiguous 2D blocks on a Pr x Pc process grid, each process's block one device matrix.
 
 A round r of the blocked schedule (floydwarp.schedule; :class:`Gpu2D` is the engine; pivot
@@ -39,11 +39,9 @@ from ..errors import FloydwarpError
 from ..gpu.panel import Arith, band_skip, row_bands
 from ..plan import EngineOutput
 from ..registry import register
-from . import blocks
-from . import mpi as mpi_util
-from . import nccl
-from .control import Control, MpiControl
-from .grid import ProcessGrid
+from ..grid import ProcessGrid
+from . import blocks, nccl
+from .control import Control
 from .partition import UNIT, BlockPartition, choose_grid, union_skip
 
 #: default panel width: wide enough that a round's NCCL traffic and pivot work are
@@ -72,7 +70,7 @@ class Gpu2D:
     def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms, reserve_sms: int = 0, *,
                  xp=None, ops=None, close=None, broadcast=None):
         """``xp`` (CuPy), ``ops`` (``gpu.panel``), ``close`` (``gpu.tiles.close_block``) and
-        ``broadcast`` (:func:`floydwarp.dist.nccl.bcast`) are replaceable so that the tests
+        ``broadcast`` (:func:`floydwarp.multigpu.nccl.bcast`) are replaceable so that the tests
         run this very schedule on NumPy, with threads for processes."""
         if xp is None:
             import cupy as xp
@@ -254,7 +252,7 @@ def check_plan(plan):
 
 def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None, on_rounds=None):
     """The whole run of one process: its block built on its GPU by ``source.block``
-    (:mod:`floydwarp.dist.blocks`: from an edge list or host rows), the rounds, and
+    (:mod:`floydwarp.multigpu.blocks`: from an edge list or host rows), the rounds, and
     (L on the GPU, the partition, the grid, timings, metadata).
     ``on_rounds(part, grid, engine)``, if given, is called as the rounds begin; what it
     returns is the rounds' ``deliver`` (``schedule.run``: the block's rows as the last round
@@ -311,90 +309,3 @@ def warm_up(plan):
     at = panel.to_words(block)
     panel.minplus(block, at, block, Arith.of(plan))
     tiles.close_block(block, dataclasses.replace(plan, progress=None))
-
-
-# ------------------------------------------------------------------------ the mpi backend's GPU algorithms
-def _device_for_rank(comm) -> int:
-    """Each rank on a node drives its own GPU (NCCL refuses two ranks on one GPU)."""
-    import cupy as cp
-
-    local, per_node = mpi_util.node_rank(comm), mpi_util.ranks_on_this_node(comm)
-    count = cp.cuda.runtime.getDeviceCount()
-    if per_node > count:
-        raise FloydwarpError(f"{per_node} MPI ranks on this node but {count} GPU(s): the mpi GPU algorithms "
-                             f"run one rank per GPU (mpiexec -n {count}, or use the CPU algorithms)")
-    return local
-
-
-def _mpi_gpu(graph, plan, width, grid_shape):
-    """The mpi backend's GPU run: the result gathered to rank 0 when it fits there, else
-    written rank by rank into ``output_file`` (:mod:`floydwarp.dist.output`, as the CPU
-    algorithms do)."""
-    from . import output
-
-    comm = mpi_util.world()
-    with mpi_util.abort_on_error(comm):
-        check_plan(plan)
-        control = MpiControl(comm)
-        device = _device_for_rank(comm)
-    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
-
-    def run(p):
-        return run_rank(control, p, blocks.of_graph(graph, p.dtype, p.inf), device, width=width,
-                        grid_shape=grid_shape)
-
-    if target is not None:
-        meta = {"processes": comm.Get_size(), "grid": list(choose_grid(comm.Get_size(), grid_shape)),
-                "panel_width": width}
-
-        def compute(p):
-            with mpi_util.abort_on_error(comm):
-                L, part, grid, timings, _ = run(p)
-                parts = [output.Part(lo, lo + band.shape[0], c0, c0 + band.shape[1], band)
-                         for lo, c0, band in blocks.download_bands(L, part, grid)]
-                return parts, timings
-
-        return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
-    with mpi_util.abort_on_error(comm):
-        L, part, grid, timings, meta = run(plan)
-        negative = negative_anywhere(control, L, part, grid)
-        t = time.perf_counter()
-        dist = gather_to_root(comm, L, part, grid, plan.dtype)
-        timings["gather"] = time.perf_counter() - t
-        return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
-
-
-def gather_to_root(comm, L, part, grid, dtype, root=0):
-    """The n x n result on ``root`` (host memory), each block sent in bands (host buffers only).
-    ``output.choose_target`` decided beforehand that it fits."""
-    n = part.n
-    if comm.Get_rank() != root:
-        for lo, c0, band in blocks.download_bands(L, part, grid):
-            comm.send((lo, c0, band.shape), dest=root, tag=11)
-            comm.Send(band, dest=root, tag=12)
-        comm.send(None, dest=root, tag=11)
-        return None
-    full = np.empty((n, n), dtype)
-    for lo, c0, band in blocks.download_bands(L, part, grid):
-        full[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
-    for rank in range(comm.Get_size()):
-        if rank == root:
-            continue
-        while (head := comm.recv(source=rank, tag=11)) is not None:
-            lo, c0, shape = head
-            band = np.empty(shape, dtype)
-            comm.Recv(band, source=rank, tag=12)
-            full[lo:lo + shape[0], c0:c0 + shape[1]] = band
-    return full
-
-
-@register("mpi", "gpu-2d", predecessors=False, dtypes=GPU_DTYPES)
-def gpu_2d(graph, plan) -> EngineOutput:
-    """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
-    return _mpi_gpu(graph, plan, width_of(plan), plan.options.get("grid"))
-
-
-@register("mpi", "gpu-rows", predecessors=False, dtypes=GPU_DTYPES)
-def gpu_rows(graph, plan) -> EngineOutput:
-    """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
-    return _mpi_gpu(graph, plan, width_of(plan, ROWS_WIDTH), (mpi_util.world().Get_size(), 1))

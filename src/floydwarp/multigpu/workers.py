@@ -1,25 +1,7 @@
-"""The ``multigpu`` backend: several GPUs of one node, no MPI launcher needed.
-
-``floydwarp solve --gpus N`` and ``floydwarp.solve(g, backend="multigpu", gpus=N)`` run
-the multi-GPU engine of :mod:`floydwarp.dist.gpu_engine` in N worker processes that
-floydwarp starts itself (:mod:`floydwarp.dist.launch`), one per GPU, with NCCL between
-the GPUs and a pipe-based control plane.  The workers and their NCCL communicators are
-started by the first run of a process and kept for the later ones.  Data go through
-shared files (``/dev/shm`` when it has room, else the temporary folder or ``workdir=``),
-never pickled: an edge list in its compact bus types, from which each worker builds its
-block on its GPU (:mod:`floydwarp.dist.blocks`), and the n x n result, into which each
-worker copies its block by DMA: its threads page-lock the worker's rows of the file while
-the GPU computes (pages not locked in time go through pinned staging).  A dense graph's
-start matrix goes into that file first, and the workers read their blocks from it.
-
-Algorithms: ``gpu-2d`` (default: 2D blocks, wide panels, lookahead) and ``gpu-rows``
-(seed 002's 1D rows, a 64-row panel per round), both distances only; ``rows-p2p``
-(:mod:`floydwarp.dist.p2p`, seed 001's hw3-3 design in one process).
-
-Options: ``gpus`` (default: every visible GPU), ``grid=(Pr, Pc)``, ``timeout`` (seconds
-all workers have to reach a collective after the first, default 600), ``lookahead``,
-``workdir``.
-"""
+"""The ``multigpu`` backend's launcher side and worker side: shared files for the graph and the
+result, the workers started once per process and kept (:mod:`floydwarp.multigpu.launch`), and
+each worker's run of :mod:`floydwarp.multigpu.rank` on its GPU.  :mod:`floydwarp.multigpu.engine`
+describes the backend."""
 from __future__ import annotations
 
 import contextlib
@@ -34,21 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..plan import EngineOutput
-from ..registry import register, register_backend
-from . import blocks, gpu_engine, launch, nccl
+from . import blocks, launch
+from . import rank as rank_engine
 from .control import Control
 from .launch import DEFAULT_TIMEOUT, run_workers
 from .partition import choose_grid
-
-
-def probe() -> str | None:
-    from ..gpu import device
-
-    return device.probe() or nccl.probe()
-
-
-register_backend("multigpu", "Several GPUs of one node: one worker process per GPU, NCCL between them "
-                 "(floydwarp solve --gpus N)", probe=probe)
 
 
 def shared_folder(nbytes: int, workdir=None) -> str:
@@ -154,7 +126,7 @@ def start_worker(control: Control, rank: int):
     launcher times this as "start"; later runs of the process find the worker ready)."""
     import cupy as cp
 
-    from . import gpu_engine  # noqa: F401 - imported here, off the next run's clock
+    from . import rank  # noqa: F401 - imported here, off the next run's clock
 
     cp.cuda.Device(rank).use()
     cp.cuda.Device(rank).synchronize()
@@ -187,7 +159,7 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
     else:
         source = blocks.RowBlocks(lambda lo, hi, c0, c1: matrix[lo:hi, c0:c1])
     try:
-        L, part, grid, timings, meta = gpu_engine.run_rank(control, plan, source, rank, width=width,
+        L, part, grid, timings, meta = rank_engine.run_rank(control, plan, source, rank, width=width,
                                                            grid_shape=grid_shape, on_rounds=deliver_rows)
         t = time.perf_counter()
         rows = deliveries[0]
@@ -201,7 +173,7 @@ def worker_run(control: Control, rank: int, plan, result_path: str, edges_spec, 
     r0, c0 = rows.at
     landed = matrix[r0:r0 + rows.rows, c0:c0 + rows.cols]
     # read where it landed: a read of the GPU's copy would queue behind the block's last copies
-    negative = gpu_engine.negative_anywhere(control, landed, part, grid)
+    negative = rank_engine.negative_anywhere(control, landed, part, grid)
     meta["dma_share"] = rows.host.locked_share()
     meta["gather_overlapped"] = rows.share()
     timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
@@ -225,8 +197,8 @@ def _release(hosts, device_id: int) -> None:
 def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     """The launcher's side: the shared files (an edge list, or a dense start matrix), the
     workers (started by the first run of this process, reused by later ones), the result."""
-    gpu_engine.check_plan(plan)
-    gpus = gpu_engine.gpu_count(plan)
+    rank_engine.check_plan(plan)
+    gpus = rank_engine.gpu_count(plan)
     if grid_shape is None:
         grid_shape = plan.options.get("grid")
     choose_grid(gpus, grid_shape)                  # refuse a bad grid before starting anything
@@ -262,20 +234,3 @@ def run_multigpu(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     meta = dict(first["metadata"], gpus=gpus, launcher="floydwarp (spawned workers, kept for later runs)")
     return EngineOutput(shared.array, None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         metadata=meta)
-
-
-@register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
-def gpu_2d(graph, plan) -> EngineOutput:
-    """One worker process per GPU: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
-    return run_multigpu(graph, plan, gpu_engine.width_of(plan))
-
-
-@register("multigpu", "gpu-rows", predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
-def gpu_rows(graph, plan) -> EngineOutput:
-    """Seed 002's 1D rows, one worker process per GPU, a 64-row panel per round via NCCL (distances only)."""
-    gpus = gpu_engine.gpu_count(plan)
-    return run_multigpu(graph, plan, gpu_engine.width_of(plan, gpu_engine.ROWS_WIDTH), (gpus, 1))
-
-
-# seed 001's single-process design registers itself on this backend
-from . import p2p  # noqa: E402,F401

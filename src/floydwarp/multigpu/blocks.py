@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grid import ProcessGrid
+from ..grid import ProcessGrid
 from .partition import BlockPartition
 
 #: rows per host -> device copy when a block comes from host rows

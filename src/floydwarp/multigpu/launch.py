@@ -3,10 +3,10 @@ the whole run on any failure.
 
 ``run_workers(target, args, workers)`` calls ``target(control, rank, *args)`` in each of
 ``workers`` worker processes, where ``control`` is a
-:class:`floydwarp.dist.control.PipeControl`, and returns their results by rank.  The
+:class:`floydwarp.multigpu.control.PipeControl`, and returns their results by rank.  The
 workers are started once per process (the ``spawn`` start method: no CUDA state is
 inherited) and wait for the next run when one is done (:class:`WorkerPool`): Python's and
-CuPy's start-up, CUDA contexts and NCCL communicators (:func:`floydwarp.dist.nccl.grid_comms`)
+CuPy's start-up, CUDA contexts and NCCL communicators (:func:`floydwarp.multigpu.nccl.grid_comms`)
 are paid by the first run only.  The launcher (this process) is the hub of the control
 plane: it answers every collective once all workers asked for it, and it watches them.
 

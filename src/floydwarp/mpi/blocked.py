@@ -1,51 +1,8 @@
-"""The ``mpi`` backend: Floyd-Warshall over MPI processes.
-
-Run every rank with the same graph (``mpiexec -n P python prog.py`` calling
-:func:`floydwarp.solve` with ``backend="mpi"``, or ``mpiexec -n P floydwarp
-solve ... --distributed``).  Rank 0 gets the :class:`Result`; the other ranks
-get ``None``.
-
-Algorithms
-----------
-``blocked-2d`` (default)
-    Tiles dealt 2D block-cyclically over a Pr x Pc process grid
-    (:mod:`floydwarp.dist.grid`).  Each round the pivot tile's owner closes it
-    (phase 1), the pivot goes along its process row and column, the owners
-    of the pivot row and column tiles update them (phase 2), the pivot tile
-    row is broadcast down process columns and the pivot tile column along
-    process rows, and every process updates its own tiles (phase 3).  With
-    lookahead, a process first updates the tiles the next round pivots on,
-    starts that round's phases 1-2 and non-blocking broadcasts, and only then
-    updates the rest of its tiles, so the broadcasts travel during phase 3.
-``rows``
-    Seed 002's 1D decomposition: contiguous blocks of rows per process; for
-    each k the owner of row k broadcasts it and every process relaxes its rows.
-
-Each process computes with the Numba kernels of the ``cpu`` backend on
-``threads`` cores (default: the node's cores shared among its ranks).
-
-Input
------
-Every rank is handed the same parsed graph (``floydwarp solve FILE --distributed``
-parses the file on every rank: a parallel read with no broadcast) and builds only
-its own share of the start matrix from it: its 2D block-cyclic tiles
-(:func:`floydwarp.tiling.start_tiles`) or its rows (``Graph.matrix_rows``), never the
-n x n matrix.  A file that cannot be parsed therefore fails on every rank with the
-same message before any collective starts; so do a bad ``block_size`` and a result
-that has nowhere to go (below).
-
-Output
-------
-The result is gathered to rank 0 when it fits in rank 0's memory
-(:func:`floydwarp.dist.output.choose_target`).  Otherwise, given
-``output_file="NAME.npy"``, every rank writes its tiles or rows straight into that
-file in the ``.npy`` result layout (:mod:`floydwarp.dist.output`) and rank 0's
-:class:`Result` holds read-only memory maps of it; ``parallel_write=True`` does that
-even when the result would fit.  A result that fits nowhere is refused before the run.
-"""
+"""The ``mpi`` backend's ``blocked-2d``: tiles dealt 2D block-cyclically over a Pr x Pc
+process grid, Numba kernels on each rank, panels through MPI broadcasts with lookahead
+(the algorithm as :mod:`floydwarp.mpi.engine` describes it)."""
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -53,33 +10,16 @@ import numpy as np
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..plan import EngineOutput
-from ..predecessors import NO_PREDECESSOR, has_loops
-from ..registry import register, register_backend
+from ..grid import ProcessGrid
+from ..registry import register
 from ..tiling import start_tiles
-from . import mpi as mpi_util
+from . import comm as mpi_util
 from . import output
-from .grid import ProcessGrid
-
-register_backend("mpi", "MPI processes (mpiexec -n P): 2D block-cyclic tiles, Numba on each rank",
-                 probe=mpi_util.probe)
+from .comm import clamp_floor, threads_for
 
 DEFAULT_BLOCK = 64
 
 
-def _threads(plan, comm):
-    import numba
-
-    if plan.threads is not None:
-        return int(plan.threads)
-    share = max(1, (os.cpu_count() or 1) // mpi_util.ranks_on_this_node(comm))
-    return min(share, numba.config.NUMBA_NUM_THREADS)
-
-
-def _lo(plan):
-    return np.dtype(plan.dtype).type(-plan.inf)
-
-
-# --------------------------------------------------------------------------- 2D block-cyclic
 class BlockCyclic:
     """One process's share of the blocked schedule (an engine of floydwarp.schedule): its
     2D block-cyclic tiles, and the messages it exchanges with its process row and column."""
@@ -252,7 +192,7 @@ def blocked_2d(graph, plan) -> EngineOutput:
         dist = _gather_tiles(comm, grid, local, plan.n, bs, plan.dtype)
         pred = _gather_tiles(comm, grid, plocal, plan.n, bs, np.int32) if plan.predecessors else None
         timings["gather"] = time.perf_counter() - t1
-        return _output(comm, dist, pred, timings, meta)
+        return output.gathered(comm, dist, pred, timings, meta)
 
 
 def _block_size(plan) -> int:
@@ -275,7 +215,7 @@ def _solve_2d(comm, graph, plan, grid, bs):
     clock = mpi_util.CommClock()
     stages = schedule.Stages(schedule.WallClock() if plan.options.get("phases") else None)
     previous = numba.get_num_threads()
-    numba.set_num_threads(_threads(plan, comm))
+    numba.set_num_threads(threads_for(plan, comm))
     try:
         t_compile = time.perf_counter()
         _warm_up(plan)
@@ -284,7 +224,7 @@ def _solve_2d(comm, graph, plan, grid, bs):
             comm.Barrier()
         clock.seconds = 0.0
         t0 = time.perf_counter()
-        engine = BlockCyclic(comm, grid, nt, local, plocal, bool(plan.clamp), _lo(plan), clock)
+        engine = BlockCyclic(comm, grid, nt, local, plocal, bool(plan.clamp), clamp_floor(plan), clock)
         try:
             schedule.run(engine, lookahead=lookahead, checkpointer=ckpt, report=plan.report, stages=stages)
         finally:
@@ -309,15 +249,6 @@ def _tile_parts(grid, local, plocal, timings, n, bs):
     return parts, timings
 
 
-def _output(comm, dist, pred, timings, meta):
-    """Rank 0 gets the matrices; every rank learns what solve() decides on: whether a diagonal
-    went negative and whether the predecessors loop."""
-    negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
-    loops = bool(pred is not None and not negative and has_loops(pred))
-    negative, loops = comm.bcast((negative, loops), root=0)
-    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, metadata=meta)
-
-
 def _warm_up(plan):
     """Compile every kernel specialization on a tiny problem (this process alone), off the clock."""
     from mpi4py import MPI
@@ -325,98 +256,7 @@ def _warm_up(plan):
     dt = np.dtype(plan.dtype)
     local = np.zeros((2, 2, 2, 2), dt)
     plocal = np.zeros((2, 2, 2, 2), np.int32) if plan.predecessors else None
-    engine = BlockCyclic(MPI.COMM_SELF, ProcessGrid(1, 1, 0), 2, local, plocal, True, _lo(plan),
+    engine = BlockCyclic(MPI.COMM_SELF, ProcessGrid(1, 1, 0), 2, local, plocal, True, clamp_floor(plan),
                          mpi_util.CommClock())
     schedule.run(engine, lookahead=True)
     engine.free()
-
-
-# --------------------------------------------------------------------------- 1D rows (seed 002)
-@register("mpi", "rows", k_order=True)
-def rows(graph, plan) -> EngineOutput:
-    """Seed 002's 1D decomposition: row blocks per process, row k broadcast by its owner every k."""
-    comm = mpi_util.world()
-    size, rank, n = comm.Get_size(), comm.Get_rank(), plan.n
-    bounds = np.linspace(0, n, size + 1).astype(np.int64)      # rows [bounds[p], bounds[p+1]) on p
-    lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
-    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
-    meta = {"processes": size, "grid": [size, 1]}
-    if target is not None:
-        def compute(p):
-            with mpi_util.abort_on_error(comm):
-                d, pr, timings = _solve_rows(comm, graph, p, bounds)
-                return [output.Part(lo_row, hi_row, 0, n, d, pr)], timings
-
-        return output.finish_in_file(comm, graph, plan, target, compute, k_order=True, metadata=meta)
-    with mpi_util.abort_on_error(comm):
-        d, p, timings = _solve_rows(comm, graph, plan, bounds)
-        t1 = time.perf_counter()
-        counts = (np.diff(bounds) * n).tolist()
-        dist = _gather_rows(comm, d, counts, n, plan.dtype)
-        pred = _gather_rows(comm, p, counts, n, np.int32) if p is not None else None
-        timings["gather"] = time.perf_counter() - t1
-        return _output(comm, dist, pred, timings, meta)
-
-
-def _solve_rows(comm, graph, plan, bounds):
-    """This rank's block of rows, solved: ``(d, p, timings)``."""
-    import numba
-
-    from . import rowkernels
-
-    rank, n = comm.Get_rank(), plan.n
-    lo_row, hi_row = int(bounds[rank]), int(bounds[rank + 1])
-    d = graph.matrix_rows(lo_row, hi_row, plan.dtype, plan.inf)
-    p = None
-    if plan.predecessors:
-        rows_idx = np.arange(lo_row, hi_row, dtype=np.int32)[:, None]
-        p = np.where(d < plan.inf, rows_idx, NO_PREDECESSOR).astype(np.int32)
-        p[np.arange(hi_row - lo_row), np.arange(lo_row, hi_row)] = NO_PREDECESSOR
-    owner = np.searchsorted(bounds, np.arange(n), side="right") - 1
-    row = np.empty(n, plan.dtype)
-    prow = np.empty(n, np.int32)
-    clock = mpi_util.CommClock()
-    previous = numba.get_num_threads()
-    numba.set_num_threads(_threads(plan, comm))
-    try:
-        rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), _lo(plan))      # compile off the clock
-        if p is not None:
-            rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), _lo(plan))
-        with clock():
-            comm.Barrier()
-        clock.seconds = 0.0
-        t0 = time.perf_counter()
-        step = max(1, n // 64)
-        for k in range(n):
-            root = int(owner[k])
-            if rank == root:
-                row[:] = d[k - lo_row]
-                if p is not None:
-                    prow[:] = p[k - lo_row]
-            with clock():
-                comm.Bcast(row, root=root)
-                if p is not None:
-                    comm.Bcast(prow, root=root)
-            if p is None:
-                rowkernels.relax_rows(d, row, k, bool(plan.clamp), _lo(plan))
-            else:
-                rowkernels.relax_rows_pred(d, p, row, prow, k, bool(plan.clamp), _lo(plan))
-            if (k + 1) % step == 0 or k + 1 == n:
-                plan.report(k + 1, n)
-        compute = time.perf_counter() - t0
-    finally:
-        numba.set_num_threads(previous)
-    return d, p, {"compute": compute, "comm": clock.seconds}
-
-
-def _gather_rows(comm, block, counts, n, dtype):
-    from mpi4py import MPI
-
-    full = np.empty((n, n), dtype) if comm.Get_rank() == 0 else None
-    recv = [full, counts, MPI._typedict[np.dtype(dtype).char]] if full is not None else None
-    comm.Gatherv(np.ascontiguousarray(block), recv, root=0)
-    return full
-
-
-# the GPU algorithms of this backend (gpu-2d, gpu-rows) live in their own module
-from . import gpu_engine  # noqa: E402,F401

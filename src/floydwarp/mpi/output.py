@@ -36,7 +36,7 @@ from ..cpu.storage import available_memory
 from ..errors import FloydwarpError
 from ..io import check_result_path, result_files
 from ..plan import EngineOutput
-from ..predecessors import NO_PREDECESSOR
+from ..predecessors import NO_PREDECESSOR, has_loops
 
 #: Gather only when rank 0 has this many times the result's bytes available: the padded
 #: assembly buffer, the trimmed copy and solve()'s masks all exist at once.
@@ -267,3 +267,10 @@ def _agree(comm, path, what, step):
     return [value for _, value in everyone]
 
 
+def gathered(comm, dist, pred, timings, meta) -> EngineOutput:
+    """Rank 0 gets the matrices; every rank learns what solve() decides on: whether a diagonal
+    went negative and whether the predecessors loop."""
+    negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
+    loops = bool(pred is not None and not negative and has_loops(pred))
+    negative, loops = comm.bcast((negative, loops), root=0)
+    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, metadata=meta)

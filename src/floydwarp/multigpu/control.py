@@ -1,6 +1,6 @@
 """The control plane of a multi-process run: small objects between processes, never matrices.
 
-The multi-GPU engines (:mod:`floydwarp.dist.gpu_engine`) move device data through NCCL;
+The multi-GPU engines (:mod:`floydwarp.multigpu.rank`) move device data through NCCL;
 what is left for the host is setup (NCCL unique ids), agreement (a flag every process
 must know) and the end of the run (gathering small facts).  :class:`Control` is that
 much and no more, so the engine is written once and runs
@@ -8,7 +8,7 @@ much and no more, so the engine is written once and runs
 * under ``mpiexec`` (:class:`MpiControl`, one MPI rank per GPU), or
 * in worker processes started by ``floydwarp solve --gpus N`` (:class:`PipeControl`,
   one worker per GPU, every message through the launcher in
-  :mod:`floydwarp.dist.launch`, which also watches for dead or stuck workers).
+  :mod:`floydwarp.multigpu.launch`, which also watches for dead or stuck workers).
 
 Every method is collective: every process calls it, in the same order.
 """

@@ -9,7 +9,7 @@ import os
 
 from ..errors import FloydwarpError
 from .control import Control
-from .grid import ProcessGrid
+from ..grid import ProcessGrid
 
 
 def _preload_wheel_nccl() -> bool:

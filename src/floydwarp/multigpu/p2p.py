@@ -14,7 +14,7 @@ K of ``width`` columns):
 The rounds are floydwarp.schedule's (:class:`PeerRows` is the engine).  The host thread
 only enqueues: each GPU works on its own stream, and a GPU waits for the owner's event
 only before copying R.  The building blocks are ``gpu.panel``'s, the row split
-:class:`~floydwarp.dist.partition.BlockPartition` on a G x 1 grid.
+:class:`~floydwarp.multigpu.partition.BlockPartition` on a G x 1 grid.
 """
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from .. import schedule
 from ..gpu.transfer import HostMatrix
 from ..plan import EngineOutput
 from ..registry import register
-from . import blocks, gpu_engine
-from .grid import ProcessGrid
+from . import blocks
+from . import rank as rank_engine
+from ..grid import ProcessGrid
 from .partition import BlockPartition
 
 
@@ -142,14 +143,14 @@ class PeerRows:
             owner.stream.wait_event(event)
 
 
-@register("multigpu", "rows-p2p", predecessors=False, dtypes=gpu_engine.GPU_DTYPES)
+@register("multigpu", "rows-p2p", predecessors=False, dtypes=rank_engine.GPU_DTYPES)
 def rows_p2p(graph, plan) -> EngineOutput:
     """One process, rows split over the GPUs, the pivot row panel copied peer-to-peer each round."""
     import cupy as cp
 
-    gpu_engine.check_plan(plan)
-    count = gpu_engine.gpu_count(plan)
-    part = BlockPartition(plan.n, gpu_engine.width_of(plan), count, 1)
+    rank_engine.check_plan(plan)
+    count = rank_engine.gpu_count(plan)
+    part = BlockPartition(plan.n, rank_engine.width_of(plan), count, 1)
     dt = np.dtype(plan.dtype)
     t0 = time.perf_counter()
     host = HostMatrix((plan.n, plan.n), dt, lock=True)      # locked by threads while the GPUs compute
@@ -157,7 +158,7 @@ def rows_p2p(graph, plan) -> EngineOutput:
     _enable_peer_access(gpus)
     for g in gpus:
         with g.device:
-            gpu_engine.warm_up(plan)
+            rank_engine.warm_up(plan)
             g.device.synchronize()
     timings = {"setup": time.perf_counter() - t0}
     t1 = time.perf_counter()

@@ -1,1 +1,0 @@
-"""Distributed engines: MPI processes, one per core group or GPU (``backend="mpi"``)."""

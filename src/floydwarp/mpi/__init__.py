@@ -1,0 +1,1 @@
+"""The ``mpi`` backend: Floyd-Warshall over MPI processes (CPU ranks with Numba, or one GPU per rank)."""

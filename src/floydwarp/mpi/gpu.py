@@ -1,0 +1,105 @@
+"""The ``mpi`` backend's GPU algorithms, ``gpu-2d`` and ``gpu-rows``: the multi-GPU engine of
+:mod:`floydwarp.multigpu.rank` under ``mpiexec``, one GPU per rank (:class:`MpiControl` as its
+control plane, NCCL between the GPUs); the result gathered to rank 0, or written rank by rank
+into ``output_file``."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import FloydwarpError
+from ..multigpu import blocks
+from ..multigpu import rank as gpu_rank
+from ..multigpu.control import MpiControl
+from ..multigpu.partition import choose_grid
+from ..plan import EngineOutput
+from ..registry import register
+from . import comm as mpi_util
+from . import output
+
+
+def device_for_rank(comm) -> int:
+    """Each rank on a node drives its own GPU (NCCL refuses two ranks on one GPU)."""
+    import cupy as cp
+
+    local, per_node = mpi_util.node_rank(comm), mpi_util.ranks_on_this_node(comm)
+    count = cp.cuda.runtime.getDeviceCount()
+    if per_node > count:
+        raise FloydwarpError(f"{per_node} MPI ranks on this node but {count} GPU(s): the mpi GPU algorithms "
+                             f"run one rank per GPU (mpiexec -n {count}, or use the CPU algorithms)")
+    return local
+
+
+def run_mpi_gpu(graph, plan, width, grid_shape):
+    """The mpi backend's GPU run: the result gathered to rank 0 when it fits there, else
+    written rank by rank into ``output_file`` (:mod:`floydwarp.mpi.output`, as the CPU
+    algorithms do)."""
+    from . import output
+
+    comm = mpi_util.world()
+    with mpi_util.abort_on_error(comm):
+        gpu_rank.check_plan(plan)
+        control = MpiControl(comm)
+        device = device_for_rank(comm)
+    target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
+
+    def run(p):
+        return gpu_rank.run_rank(control, p, blocks.of_graph(graph, p.dtype, p.inf), device, width=width,
+                        grid_shape=grid_shape)
+
+    if target is not None:
+        meta = {"processes": comm.Get_size(), "grid": list(choose_grid(comm.Get_size(), grid_shape)),
+                "panel_width": width}
+
+        def compute(p):
+            with mpi_util.abort_on_error(comm):
+                L, part, grid, timings, _ = run(p)
+                parts = [output.Part(lo, lo + band.shape[0], c0, c0 + band.shape[1], band)
+                         for lo, c0, band in blocks.download_bands(L, part, grid)]
+                return parts, timings
+
+        return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
+    with mpi_util.abort_on_error(comm):
+        L, part, grid, timings, meta = run(plan)
+        negative = gpu_rank.negative_anywhere(control, L, part, grid)
+        t = time.perf_counter()
+        dist = gather_to_root(comm, L, part, grid, plan.dtype)
+        timings["gather"] = time.perf_counter() - t
+        return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
+
+
+def gather_to_root(comm, L, part, grid, dtype, root=0):
+    """The n x n result on ``root`` (host memory), each block sent in bands (host buffers only).
+    ``output.choose_target`` decided beforehand that it fits."""
+    n = part.n
+    if comm.Get_rank() != root:
+        for lo, c0, band in blocks.download_bands(L, part, grid):
+            comm.send((lo, c0, band.shape), dest=root, tag=11)
+            comm.Send(band, dest=root, tag=12)
+        comm.send(None, dest=root, tag=11)
+        return None
+    full = np.empty((n, n), dtype)
+    for lo, c0, band in blocks.download_bands(L, part, grid):
+        full[lo:lo + band.shape[0], c0:c0 + band.shape[1]] = band
+    for rank in range(comm.Get_size()):
+        if rank == root:
+            continue
+        while (head := comm.recv(source=rank, tag=11)) is not None:
+            lo, c0, shape = head
+            band = np.empty(shape, dtype)
+            comm.Recv(band, source=rank, tag=12)
+            full[lo:lo + shape[0], c0:c0 + shape[1]] = band
+    return full
+
+
+@register("mpi", "gpu-2d", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)
+def gpu_2d(graph, plan) -> EngineOutput:
+    """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
+    return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan), plan.options.get("grid"))
+
+
+@register("mpi", "gpu-rows", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)
+def gpu_rows(graph, plan) -> EngineOutput:
+    """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
+    return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan, gpu_rank.ROWS_WIDTH), (mpi_util.world().Get_size(), 1))
