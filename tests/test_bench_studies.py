@@ -324,6 +324,68 @@ def test_scaling_weak_sizes():
     assert [weak_n(1000, p) for p in (1, 2, 4, 8)] == [1000, 1256, 1584, 2000]      # n * P^(1/3), to a multiple of 8
 
 
+# ---------------------------------------------------------------- scaling --gpus (run on the CPU here)
+def _spans(offset):
+    """A GPU's round timeline: two rounds of products on main, pivot work and broadcasts on the side."""
+    rows = []
+    for t in range(2):
+        base = offset + 10.0 * t
+        rows += [[t, "next", "main", base, base + 1.0, 0.1, 0.2], [t, "rest", "main", base + 2.0, base + 9.0, 0.3, 0.4],
+                 [t + 1, "close", "side", base + 1.0, base + 1.5, 0.2, 0.25],
+                 [t + 1, "bcast_pivot", "side", base + 1.5, base + 2.5, 0.25, 0.3],
+                 [t + 1, "panels", "side", base + 2.5, base + 3.0, 0.3, 0.35],
+                 [t + 1, "bcast_panels", "side", base + 3.0, base + 4.0, 0.35, 0.4]]
+    return rows
+
+
+def test_timeline_summary_says_where_a_rank_waited():
+    from floydwarp.multigpu.timeline import summarize
+
+    s = summarize(_spans(0.0))
+    assert s["span"] == pytest.approx(19.0)
+    assert s["busy"]["main"] == pytest.approx(16.0) and s["idle"]["main"] == pytest.approx(3.0)
+    assert s["busy"]["side"] == pytest.approx(6.0)
+    assert s["main_waits"] == {"total": pytest.approx(3.0), "max": pytest.approx(1.0), "count": 3}
+    assert s["nccl"] == pytest.approx(4.0) and s["ops"]["rest"] == pytest.approx(14.0)
+    assert s["host"] == pytest.approx(0.3)                      # 0.1 .. 0.4, overlapping spans counted once
+    assert summarize([])["span"] == 0.0
+
+
+def test_scaling_gpus_study_runs_end_to_end_on_the_cpu(monkeypatch, results_root):
+    """The multi-GPU study's whole path (graphs, calls, ratios, timeline facts, table, plots),
+    with the CPU standing in for the GPUs, so that a renamed symbol fails here."""
+    from floydwarp.bench.studies import scaling_gpus
+
+    monkeypatch.setattr(scaling_gpus, "solver", lambda p: {"backend": "cpu", "threads": 1})
+    real_measure = scaling_gpus.measure
+
+    def measure(n, gpus, dtype, edges, repeats, options):
+        got = real_measure(n, gpus, dtype, edges, repeats, options)
+        if gpus > 1:                                          # what a multi-GPU run reports
+            ranks = [_spans(0.0), _spans(0.5)]
+            got["metadata"]["timeline"] = {"columns": ["round", "op", "stream", "start_ms", "end_ms",
+                                                       "host_start_ms", "host_end_ms"], "ranks": ranks,
+                                           "summary": [summarize(r) for r in ranks]}
+            got["metadata"]["grid"] = [1, gpus]
+        return got
+
+    from floydwarp.multigpu.timeline import summarize
+
+    monkeypatch.setattr(scaling_gpus, "measure", measure)
+    out = results_root / "scaling-gpus"
+    bench("scaling", "--gpus", "1,2", "--n", 64, "-r", 1, "--out", out)
+    data = assert_folder(out, "scaling", min_plots=3)
+    recs = {(r["mode"], r["gpus"]): r for r in data["records"]}
+    assert set(recs) == {(m, p) for m in ("strong", "weak") for p in (1, 2)}
+    assert recs[("strong", 1)]["speedup"] == pytest.approx(1.0)
+    assert recs[("weak", 2)]["n"] == 64 and recs[("weak", 1)]["n"] == 64     # 64 * 2^(1/3) rounds to 64
+    two = recs[("strong", 2)]
+    assert two["visible_comm_s"] == pytest.approx(0.003) and two["grid"] == [1, 2]
+    assert "timeline" in two and "timeline" not in recs[("weak", 2)]
+    assert (out / "scaling-gpus-timeline-2.png").exists()
+    assert scaling_gpus.weak_n(41344, 4) == 65600 and scaling_gpus.weak_n(41344, 2) == 52096
+
+
 # ---------------------------------------------------------------- report
 def test_report_rebuilds_from_json(results_root, tmp_path, ceilings_file):
     # in place: every run's folder gets its report and plots back

@@ -119,13 +119,14 @@ class _Group:
         self.barrier.wait()
 
 
-def _simulate(weights, shape, width, lookahead, delivered=None):
+def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, timelines=None):
     """Run Gpu2D on every process of a Pr x Pc grid (threads, NumPy) and assemble the result;
     with a dict ``delivered``, what the last round hands over (rank -> ([(rows, their values
     then)], the rank's final block))."""
     import dataclasses
 
     from floydwarp.multigpu.rank import Gpu2D
+    from floydwarp.multigpu.timeline import Timeline
 
     n = weights.shape[0]
     inf = np.int32(numeric.inf_of(np.int32))
@@ -143,10 +144,14 @@ def _simulate(weights, shape, width, lookahead, delivered=None):
             g = ProcessGrid(shape[0], shape[1], rank)
             (r0, nr), (c0, nc) = part.row_extent(g.my_row), part.col_extent(g.my_col)
             local = full[r0:r0 + nr, c0:c0 + nc].copy()
+            timeline = None if timelines is None else timelines.setdefault(rank, Timeline(FAKE_CUPY))
             comms = SimpleNamespace(row=(rows[g.my_row], g.my_col) if shape[1] > 1 else None,
                                     col=(cols[g.my_col], g.my_row) if shape[0] > 1 else None)
             engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, xp=FAKE_CUPY, ops=NumpyPanel,
-                           close=NumpyPanel.close_block, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root))
+                           close=NumpyPanel.close_block, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root),
+                           rest_bands=rest_bands, timeline=timeline)
+            if timeline is not None:
+                timeline.start(engine.main)
             handed = []
             deliver = None if delivered is None else lambda rows: handed.append((rows, local[rows[0]:rows[1]].copy()))
             schedule.run(engine, lookahead=lookahead, deliver=deliver)
@@ -171,18 +176,25 @@ def _simulate(weights, shape, width, lookahead, delivered=None):
     return out[:n, :n]
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (2, 3), (4, 1)])
-@pytest.mark.parametrize("lookahead", [True, False])
-def test_schedule_on_numpy_matches_the_reference(shape, lookahead):
-    """The whole multi-GPU schedule (owners, skips, lookahead split, broadcasts) on any
-    grid, with NumPy for the panel kernels and threads for processes."""
+@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (2, 3), (4, 1), (1, 4), (2, 4),
+                                   (4, 2)])
+@pytest.mark.parametrize("lookahead, rest_bands", [(True, 1), (False, 1), (True, 3)])
+def test_schedule_on_numpy_matches_the_reference(shape, lookahead, rest_bands):
+    """The whole multi-GPU schedule (owners, skips, lookahead split, phase 3's bulk in bands,
+    broadcasts) on every grid the code allows up to 8 GPUs, with NumPy for the panel kernels
+    and threads for processes."""
     from conftest import random_weight_matrix
 
-    rng = np.random.default_rng(sum(shape) + lookahead)
+    rng = np.random.default_rng(sum(shape) + lookahead + rest_bands)
     for n, width in ((333, 128), (200, 64), (1, 64)):
         w = random_weight_matrix(rng, n, density=0.05, low=1, high=20)
         want = fw.solve(w, backend="reference", dtype="float64").to_dense()
-        got = _simulate(w, shape, width, lookahead).astype(np.float64)
+        timelines = {} if rest_bands > 1 else None
+        got = _simulate(w, shape, width, lookahead, rest_bands=rest_bands, timelines=timelines).astype(np.float64)
+        if timelines is not None:                  # every rank timed its products, every round
+            for timeline in timelines.values():
+                bulk = {row[0] for row in timeline.rows() if row[1] in ("rest", "all")}
+                assert bulk == set(range(-(-n // width)))
         got[got >= numeric.inf_of(np.int32)] = np.inf
         np.testing.assert_array_equal(got, want)
 

@@ -254,3 +254,24 @@ def roofline(points, path, *, copy_bytes_per_s, addmin_per_s, title, note=None) 
     _finish(ax, "arithmetic intensity (relaxations per byte moved, traffic model)", "relaxations / s", title,
             note)
     return _save(fig, path)
+
+
+def gantt(lanes, path, *, xlabel, title, colors=None) -> Path:
+    """``lanes``: [(label, [(start, length, category)])], top to bottom; one bar per span, coloured
+    by category (``colors``: category -> colour, else the default cycle)."""
+    fig, ax = _figure((11.0, 1.0 + 0.45 * len(lanes)))
+    categories = list(dict.fromkeys(c for _, spans in lanes for _, _, c in spans))
+    palette = dict(zip(categories, _colors(len(categories))), **(colors or {}))
+    seen = set()
+    for i, (_, spans) in enumerate(lanes):
+        y = len(lanes) - 1 - i
+        for start, length, category in spans:
+            ax.broken_barh([(start, max(length, 1e-9))], (y - 0.4, 0.8), color=palette[category],
+                           label=None if category in seen else category)
+            seen.add(category)
+    ax.set_yticks(range(len(lanes)), [label for label, _ in reversed(lanes)])
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    if seen:
+        ax.legend(loc="upper right", fontsize="small", ncols=4)
+    return _save(fig, path)

@@ -71,6 +71,8 @@ class BenchConfig:
     devices_per_rank: int | None = None
     mpiexec: str | None = None
     mpi_timeout: float = 1800.0
+    #: scaling study on GPUs instead of MPI ranks: the GPU counts (one GPU is always the baseline)
+    gpus: Sequence[int] | None = None
     #: budget study: wall-time budgets (seconds) and the size the doubling starts from
     budgets: Sequence[float] = (2.0, 60.0)
     budget_start_n: int = 256

@@ -19,7 +19,8 @@ STUDY_HELP = {
     "block-size": "rate vs tile size (or a plan option such as the GPU's R) for a backend's algorithms",
     "budget": "the largest n solved within each time budget (doubling, then bisection), and how far memory goes",
     "threads": "CPU speedup and efficiency vs threads (cpu blocked and rows)",
-    "scaling": "MPI ranks, strong and weak scaling: speedup, efficiency, communication share (mpiexec)",
+    "scaling": "MPI ranks (mpiexec), or GPUs with --gpus 1,2,4: strong and weak scaling, speedup, efficiency, "
+               "communication; on GPUs end to end, with the round timeline",
     "breakdown": "where the time goes: file read, host->device, phases, device->host, file write",
     "ceilings": "measure the copy bandwidth and add-min rate: the roofline lines of the other plots",
     "networkx": "NetworkX's closeness, average path length and eccentricity: nx.f(G, backend='floydwarp') vs "
@@ -33,6 +34,7 @@ STUDY_OPTIONS = {
     "--n": ("kernels", "block-size", "budget", "threads", "scaling"),
     "--sizes": ("run", "sizes", "block-size", "breakdown", "networkx"),
     "--ranks": ("scaling",),
+    "--gpus": ("scaling",),
     "--mode": ("scaling",),
     "--budgets": ("budget",),
     "--sweep": ("block-size",),
@@ -129,6 +131,7 @@ def parse_floats(text: str, option: str) -> list[float]:
               help="CPU threads (default: all); threads study: the counts to try (default 1..cores); scaling: per "
                    "rank (default 1).")
 @click.option("--ranks", metavar="P,P,...", help="scaling: MPI process counts (default 1,2,4).")
+@click.option("--gpus", metavar="P,P,...", help="scaling: GPU counts instead of MPI ranks (one GPU is the baseline).")
 @click.option("--mode", metavar="strong|weak", multiple=True,
               help="scaling: strong (fixed n) and/or weak (n^3/P fixed: n_P = n * P^(1/3)); default both.")
 @click.option("--budgets", metavar="S,S,...", help="budget: wall-time budgets in seconds (default 2,60).")
@@ -162,8 +165,8 @@ def parse_floats(text: str, option: str) -> list[float]:
 @click.option("--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the records and environment as JSON.")
 @click.pass_context
-def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, option, threads, ranks, mode, budgets,
-          max_seconds, graph, real_weights, file_formats, batches, repeats, scipy, scipy_max_n, percent, seed, out,
+def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, option, threads, ranks, gpus, mode,
+          budgets, max_seconds, graph, real_weights, file_formats, batches, repeats, scipy, scipy_max_n, percent, seed, out,
           ceilings, plots, json_path):
     """Time backends and algorithms over sizes, SciPy side by side, or run one of the studies."""
     from .. import numeric
@@ -213,6 +216,8 @@ def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, op
         config.sizes = parse_sizes(sizes, "--sizes")
     if ranks:
         config.ranks = parse_sizes(ranks, "--ranks")
+    if gpus:
+        config.gpus = parse_sizes(gpus, "--gpus")
     if budgets:
         config.budgets = parse_floats(budgets, "--budgets")
     if batches:

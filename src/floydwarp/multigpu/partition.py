@@ -24,6 +24,13 @@ def split_bounds(count: int, parts: int) -> list[int]:
     return [(p * count) // parts for p in range(parts + 1)]
 
 
+def split_units(rows: int, parts: int) -> list[tuple[int, int]]:
+    """``rows`` (a multiple of :data:`UNIT`) as at most ``parts`` balanced ``(lo, hi)`` runs of
+    whole units, none empty."""
+    bounds = split_bounds(rows // UNIT, max(1, min(parts, rows // UNIT)))
+    return [(a * UNIT, b * UNIT) for a, b in zip(bounds, bounds[1:])]
+
+
 @dataclass(frozen=True)
 class BlockPartition:
     """Panels of ``width`` over the padded matrix and their contiguous 2D blocks on a

@@ -30,6 +30,7 @@ distances from its owner (NCCL) and every GPU updates its rows.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -37,12 +38,11 @@ import numpy as np
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
 from ..gpu.panel import Arith, band_skip, row_bands
-from ..plan import EngineOutput
-from ..registry import register
 from ..grid import ProcessGrid
 from . import blocks, nccl
 from .control import Control
-from .partition import UNIT, BlockPartition, choose_grid, union_skip
+from .partition import UNIT, BlockPartition, choose_grid, split_units, union_skip
+from .timeline import COLUMNS as TIMELINE_COLUMNS, Timeline, summarize
 
 #: default panel width: wide enough that a round's NCCL traffic and pivot work are
 #: small against its phase 3, narrow enough that the pivot closure stays short
@@ -68,7 +68,7 @@ class Gpu2D:
     phase 3 on the main stream."""
 
     def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms, reserve_sms: int = 0, *,
-                 xp=None, ops=None, close=None, broadcast=None):
+                 xp=None, ops=None, close=None, broadcast=None, rest_bands: int = 1, timeline=None):
         """``xp`` (CuPy), ``ops`` (``gpu.panel``), ``close`` (``gpu.tiles.close_block``) and
         ``broadcast`` (:func:`floydwarp.multigpu.nccl.bcast`) are replaceable so that the tests
         run this very schedule on NumPy, with threads for processes."""
@@ -97,6 +97,12 @@ class Gpu2D:
         self.comm_events = []
         #: round -> (R, CT, roles) of its panels; round -> the side stream's event once they are broadcast
         self.panels, self.ready = {}, {}
+        #: phase 3's bulk (``REST``) as this many launches over bands of rows: between two, the
+        #: side stream's kernels (next round's pivot, panels, NCCL) get SMs that the persistent
+        #: product kernel otherwise holds until it ends
+        self.rest_bands = max(1, int(rest_bands))
+        #: a :class:`~floydwarp.multigpu.timeline.Timeline`, or None
+        self.timeline = timeline
         self.blocks = None
         if reserve_sms:
             from ..gpu import device
@@ -113,13 +119,15 @@ class Gpu2D:
         self.side.wait_event(self.main.record())
         with self.side:
             if roles["closes_pivot"]:
-                pivot = self.L[lr:lr + w, lc:lc + w]
-                self.close(pivot, self.plan, stream=self.side)
-                P[...] = pivot
-            if roles["row_panel"]:
-                self._bcast(self.comms.row, P, roles["pivot_col"])
-            if roles["col_panel"]:
-                self._bcast(self.comms.col, P, roles["pivot_row"])
+                with self._span(t, "close", self.side):
+                    pivot = self.L[lr:lr + w, lc:lc + w]
+                    self.close(pivot, self.plan, stream=self.side)
+                    P[...] = pivot
+            with self._span(t, "bcast_pivot", self.side):
+                if roles["row_panel"]:
+                    self._bcast(self.comms.row, P, roles["pivot_col"])
+                if roles["col_panel"]:
+                    self._bcast(self.comms.col, P, roles["pivot_row"])
         self.panels[t] = None, None, roles
 
     def update_panels(self, t):
@@ -131,7 +139,7 @@ class Gpu2D:
         slot = t % 2
         P = self.P[:w * w].reshape(w, w)
         PT = self.PT[:w * w].reshape(w, w)
-        with stream:
+        with stream, self._span(t, "panels", stream):
             if roles["row_panel"]:
                 R = L[lr:lr + w]
                 pn.to_words(P, out=PT, stream=stream)
@@ -151,7 +159,7 @@ class Gpu2D:
     def broadcast(self, t):
         """R down every process column, C (in word form) along every process row."""
         R, CT, roles = self.panels[t]
-        with self.side:
+        with self.side, self._span(t, "bcast_panels", self.side):
             self._bcast(self.comms.col, R, roles["pivot_row"])
             self._bcast(self.comms.row, CT, roles["pivot_col"])
         self.ready[t] = self.side.record()
@@ -166,6 +174,11 @@ class Gpu2D:
         b.record(self.side)
         self.comm_events.append((a, b))
 
+    def _span(self, t, op, stream):
+        if self.timeline is None:
+            return contextlib.nullcontext()
+        return self.timeline.span(t, op, stream, "main" if stream is self.main else "side")
+
     # -- phase 3, on the main stream
     def _update(self, c, at, b, skip_rows=(0, 0), skip_cols=(0, 0)):
         if c.size == 0:
@@ -179,6 +192,10 @@ class Gpu2D:
         the rows ``part = (start, stop)`` of one of :meth:`row_parts`."""
         if t in self.ready:
             self.main.wait_event(self.ready.pop(t))
+        with self._span(t, part if isinstance(part, str) else "band", self.main):
+            self._product(t, part)
+
+    def _product(self, t, part):
         banded = isinstance(part, tuple)
         R, CT, roles = self.panels[t] if part == schedule.NEXT or banded else self.panels.pop(t)
         w = roles["width"]
@@ -205,7 +222,9 @@ class Gpu2D:
                 c0 = nxt_c[0]
                 self._update(L[:, c0:c0 + nw], CT, R[:, c0:c0 + nw], skip_rows=union_skip(cur_r, nxt_r))
         else:
-            self._update(L, CT, R, union_skip(cur_r, nxt_r), union_skip(cur_c, nxt_c))
+            skip_r, skip_c = union_skip(cur_r, nxt_r), union_skip(cur_c, nxt_c)
+            for lo, hi in split_units(L.shape[0], self.rest_bands):
+                self._update(L[lo:hi], CT[:, lo:hi], R, band_skip(skip_r, lo // UNIT, hi // UNIT), skip_c)
 
     def row_parts(self, t):
         """The last round's phase 3 in bands of this block's rows (``panel.row_bands``)."""
@@ -269,12 +288,16 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     L = source.block(part, grid, np.dtype(plan.dtype), plan.inf)
     comms = nccl.grid_comms(control, grid)
     try:
-        engine = Gpu2D(part, grid, L, plan, comms, reserve_sms=int(plan.options.get("reserve_sms", 0)))
+        timeline = Timeline(cp) if plan.options.get("timeline") else None
+        engine = Gpu2D(part, grid, L, plan, comms, reserve_sms=int(plan.options.get("reserve_sms", 0)),
+                       rest_bands=int(plan.options.get("rest_bands", 1)), timeline=timeline)
         warm_up(plan)
         dev.synchronize()
         timings["setup"] = time.perf_counter() - t0
         control.barrier()
         t1 = time.perf_counter()
+        if timeline is not None:
+            timeline.start(engine.main)
         deliver = None if on_rounds is None else on_rounds(part, grid, engine)
         schedule.run(engine, lookahead=plan.options.get("lookahead", True),
                      report=plan.report if control.rank == 0 else None, deliver=deliver)
@@ -287,7 +310,12 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     timings["compute"] = control.allreduce(compute, "max")
     timings["comm"] = control.allreduce(comm, "max")
     meta = {"processes": control.size, "grid": [rows, cols], "panel_width": width, "rounds": part.panels,
-            "lookahead": bool(plan.options.get("lookahead", True))}
+            "lookahead": bool(plan.options.get("lookahead", True)), "rest_bands": engine.rest_bands}
+    if timeline is not None:
+        spans = control.gather(timeline.rows(), root=0)
+        if spans is not None:
+            meta["timeline"] = {"columns": list(TIMELINE_COLUMNS), "ranks": spans,
+                                "summary": [summarize(r) for r in spans]}
     return L, part, grid, timings, meta
 
 

@@ -1,4 +1,5 @@
-"""``scaling``: MPI ranks, strong and weak (seed 001 figure 7; seed 002 figures 2-4).
+"""``scaling``: MPI ranks, strong and weak (seed 001 figure 7; seed 002 figures 2-4); with
+``--gpus 1,2,4`` the multi-GPU engine against one GPU instead (:mod:`.scaling_gpus`).
 
 For each process count P in ``ranks`` (default 1, 2, 4) one MPI job is launched,
 
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from ...errors import BackendUnavailableError, FloydwarpError
 from ..report import Column, percent_cell, rate_cell, ratio_cell, seconds_cell
-from . import common
+from . import common, scaling_gpus
 
 NAME = "scaling"
 TITLE = "Strong and weak scaling over MPI ranks"
@@ -57,6 +58,8 @@ COLUMNS = [
 
 
 def columns(records=()):
+    if any("gpus" in r for r in records):
+        return scaling_gpus.COLUMNS
     return COLUMNS
 
 
@@ -111,6 +114,9 @@ def worker_command(mpiexec, ranks, jobs, config, threads, openmpi) -> list[str]:
 
 def run(config, *, command=None, on_record=None) -> dict:
     from ... import registry
+
+    if config.gpus:
+        return scaling_gpus.run(config, command=command, on_record=on_record)
     from ..mpi_worker import PREFIX
 
     backend = config.scaling_backend
@@ -201,6 +207,8 @@ def _speedup(rec, base):
 
 # ---------------------------------------------------------------- views
 def summary_lines(data) -> list[str]:
+    if (data.get("summary") or {}).get("gpus"):
+        return scaling_gpus.summary_lines(data)
     lines = []
     recs = common.ok(data.get("records", []))
     for key in dict.fromkeys((r["mode"], r["algorithm"]) for r in recs):
@@ -221,6 +229,8 @@ def summary_lines(data) -> list[str]:
 def plots(data, out_dir, ceilings=None, prefix=""):
     from .. import plots as P
 
+    if (data.get("summary") or {}).get("gpus"):
+        return scaling_gpus.plots(data, out_dir, ceilings, prefix)
     recs = [r for r in common.ok(data.get("records", [])) if r.get("speedup") is not None]
     if not recs:
         return []
