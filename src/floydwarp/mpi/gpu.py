@@ -35,8 +35,6 @@ def run_mpi_gpu(graph, plan, width, grid_shape):
     """The mpi backend's GPU run: the result gathered to rank 0 when it fits there, else
     written rank by rank into ``output_file`` (:mod:`floydwarp.mpi.output`, as the CPU
     algorithms do)."""
-    from . import output
-
     comm = mpi_util.world()
     with mpi_util.abort_on_error(comm):
         gpu_rank.check_plan(plan)

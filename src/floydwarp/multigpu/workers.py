@@ -126,8 +126,6 @@ def start_worker(control: Control, rank: int):
     launcher times this as "start"; later runs of the process find the worker ready)."""
     import cupy as cp
 
-    from . import rank  # noqa: F401 - imported here, off the next run's clock
-
     cp.cuda.Device(rank).use()
     cp.cuda.Device(rank).synchronize()
 
