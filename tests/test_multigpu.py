@@ -607,3 +607,26 @@ def test_refusals_before_any_collective(tmp_path):
     with pytest.raises(FloydwarpError, match="does not checkpoint"):
         check_plan(Plan(**base, options={"checkpoint": tmp_path}))
     check_plan(Plan(**base))
+
+
+def test_a_new_worker_takes_the_gpu_of_its_rank(monkeypatch):
+    """start_worker (every worker's first job) on a stand-in CuPy: its rank picks its GPU."""
+    import sys
+
+    from floydwarp.multigpu import workers
+
+    used = []
+
+    class Device:
+        def __init__(self, i):
+            self.i = i
+
+        def use(self):
+            used.append(("use", self.i))
+
+        def synchronize(self):
+            used.append(("sync", self.i))
+
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(cuda=SimpleNamespace(Device=Device)))
+    workers.start_worker(None, 3)
+    assert used == [("use", 3), ("sync", 3)]
