@@ -4,6 +4,11 @@ Skipped cleanly without CuPy or a CUDA GPU.  Run with ``pytest -m gpu``.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -245,3 +250,46 @@ def test_fast_checkpoints_through_host_memory(tmp_path):
 def test_other_gpu_algorithms_refuse_to_checkpoint(tmp_path):
     with pytest.raises(FloydwarpError, match="does not checkpoint"):
         fw.solve(erdos_renyi(100, 5.0, seed=1), backend="gpu", algorithm="blocked", checkpoint=tmp_path)
+
+
+#: a process of out-of-core solves checked against the CPU (its exit status: how many were wrong)
+_OOC_RUNS = r"""
+import sys, numpy as np, floydwarp as fw
+from floydwarp.generate import erdos_renyi
+wrong = 0
+for i in range(int(sys.argv[1])):
+    n = (1, 2, 63, 65, 200, 333)[i % 6]
+    g = erdos_renyi(n, 10.0, seed=i, potential=20 * (i % 2))
+    for dtype in ("int16", "int32", "float32", "float64"):
+        try:
+            r = fw.solve(g, backend="gpu", algorithm="out-of-core", dtype=dtype, panel_width=64)
+        except fw.DtypeError:
+            continue
+        want = fw.solve(g, backend="cpu", dtype=dtype).dist
+        wrong += not np.array_equal(r.dist, want)
+sys.exit(min(wrong, 100))
+"""
+#: a process that keeps the GPU's SMs busy (in-core solves, the result left on the device)
+_BUSY = r"""
+import floydwarp as fw
+from floydwarp.generate import erdos_renyi
+g = erdos_renyi(4096, 5.0, seed=1)
+while True:
+    fw.solve(g, backend="gpu", dtype="int32", output="device")
+"""
+
+
+def test_out_of_core_beside_other_processes():
+    """Issue 35, item 1: out-of-core runs on a GPU that other processes keep busy came back all
+    INF.  Four processes of out-of-core solves beside two that keep the SMs busy: every result
+    right (a lost copy would also fail solve()'s diagonal check, exit status 1)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(fw.__file__).resolve().parents[1])}
+    busy = [subprocess.Popen([sys.executable, "-c", _BUSY], env=env) for _ in range(2)]
+    try:
+        runs = [subprocess.Popen([sys.executable, "-c", _OOC_RUNS, "24"], env=env) for _ in range(4)]
+        codes = [p.wait(timeout=400) for p in runs]
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert codes == [0, 0, 0, 0]

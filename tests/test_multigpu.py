@@ -18,7 +18,7 @@ from floydwarp.multigpu.control import ControlTimeout, answer_collective, reduce
 from floydwarp.grid import ProcessGrid
 from floydwarp.multigpu.launch import WorkerFailed, run_workers
 from floydwarp.multigpu.partition import BlockPartition, choose_grid, split_bounds, union_skip
-from floydwarp.errors import FloydwarpError
+from floydwarp.errors import FloydwarpError, InternalError
 from floydwarp.generate import erdos_renyi
 from floydwarp.plan import Plan
 from numpy_gpu import FAKE_CUPY, NumpyPanel
@@ -229,7 +229,7 @@ def test_collective_answers():
     assert answer_collective("allreduce", "or", [False, True]) == [True, True]
     assert answer_collective("gather", 0, [1, 2]) == [[1, 2], None]
     assert reduce_values([1, 2, 3], "sum") == 6
-    with pytest.raises(FloydwarpError, match="unknown reduction"):
+    with pytest.raises(InternalError, match="unknown reduction"):
         reduce_values([1], "median")
 
 

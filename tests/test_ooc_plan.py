@@ -1,10 +1,18 @@
-"""The out-of-core GPU engine's planning (no GPU needed): panel widths, buffers, tile order."""
+"""The out-of-core GPU engine's planning (no GPU needed): panel widths, buffers, tile order; and
+its whole run with NumPy playing the GPU, its streams in any order a shared GPU may pick."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import floydwarp as fw
 from floydwarp.errors import FloydwarpError
+from floydwarp.generate import erdos_renyi
 from floydwarp.gpu import ooc
+from floydwarp.numeric import inf_of
+from floydwarp.plan import Plan
+
+from numpy_gpu import ScheduledCupy
 
 
 def test_width_is_the_widest_that_fits():
@@ -56,3 +64,25 @@ def test_tile_order_covers_every_off_pivot_tile_once(rounds):
         nxt = r + 1
         k = sum(1 for i, j in order if nxt in (i, j))
         assert all(nxt in t for t in order[:k])       # the next round's panels come first
+
+
+def _ooc_plan(graph, **options):
+    return Plan(n=graph.n, dtype=np.dtype("int32"), inf=inf_of("int32"), clamp=False, backend="gpu",
+                algorithm="out-of-core", options={"panel_width": 64, **options}, stats=graph.weight_stats())
+
+
+@pytest.mark.parametrize("n", [1, 2, 65, 150])
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "staged"])
+def test_out_of_core_is_right_in_any_stream_order(monkeypatch, n, pinned):
+    """Issue 35, item 1: on a GPU that other processes share, out-of-core results came back all
+    INF.  The INF fills of the panel buffers, queued on the current stream, raced the panel loads
+    on the copy stream, which does not wait for it.  Here every order the streams allow runs."""
+    graph = erdos_renyi(n, 20.0, seed=n)
+    want = fw.solve(graph, backend="reference", dtype="int32").dist
+    for seed in range(16):
+        gpu = ScheduledCupy(seed, pin=pinned)
+        gpu.install(monkeypatch, ooc)
+        out = ooc.solve(graph, _ooc_plan(graph))
+        assert out.metadata["host_memory"] == ("pinned" if pinned else "pageable")
+        # compared before anything else runs: a copy still queued would show as a wrong entry
+        np.testing.assert_array_equal(out.dist, want, err_msg=f"schedule seed {seed}")

@@ -29,14 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FloydwarpError
+from .errors import CheckpointInterrupt, FloydwarpError
 
 FORMAT_VERSION = 1
-
-
-class CheckpointInterrupt(FloydwarpError):
-    """The run was asked to stop (SIGTERM / Ctrl-C) and saved a checkpoint first."""
-
 
 def graph_fingerprint(graph) -> str:
     """A digest of the graph's edges: a checkpoint resumes only the graph it was made from."""

@@ -1,8 +1,19 @@
-"""Exceptions raised by floydwarp.
+"""Exceptions raised by floydwarp, by whose fault they are.
 
-Every error a user can cause is a subclass of :class:`FloydwarpError` (itself a
-``ValueError``) and says what was wrong in words; the CLI prints the message
-and exits with status 2 instead of a traceback.
+=======================  ================  ========  =================================================
+class                    base              CLI exit  raised for
+=======================  ================  ========  =================================================
+FloydwarpError           ValueError        2         bad input or options (the message says which)
+  DtypeError, NoPathError, BackendUnavailableError, CheckpointError: kinds of it
+  NegativeCycleError     also SciPy's      2         a graph whose distances are unbounded
+CheckpointInterrupt      FloydwarpError    3         stopped by SIGTERM / Ctrl-C after saving a checkpoint
+DeviceError              RuntimeError      4         the GPU, CUDA, NCCL or a worker process failed (out of
+                                                     device memory included): the input may be fine
+InternalError            RuntimeError      5         a broken internal invariant: a bug in floydwarp
+=======================  ================  ========  =================================================
+
+The CLI (cli/app.py, one place for every command) prints one ``error: <message>`` line and
+exits with the status above; an internal error keeps its traceback, to be reported.
 """
 import functools
 
@@ -15,11 +26,12 @@ class FloydwarpError(ValueError):
 def _negative_cycle_error():
     from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 
-    class NegativeCycleError(ScipyNegativeCycleError):
+    class NegativeCycleError(ScipyNegativeCycleError, FloydwarpError):
         """The graph has a negative cycle.
 
         A subclass of :class:`scipy.sparse.csgraph.NegativeCycleError`, so code
-        written for SciPy's ``floyd_warshall`` keeps catching it.
+        written for SciPy's ``floyd_warshall`` keeps catching it, and of
+        :class:`FloydwarpError`: the input has no shortest paths (CLI exit status 2).
         """
 
         def __init__(self, message="", vertices=()):
@@ -48,6 +60,25 @@ class BackendUnavailableError(FloydwarpError):
 
 class NoPathError(FloydwarpError):
     """A route was asked for between vertices that have no shortest path."""
+
+
+class CheckpointError(FloydwarpError):
+    """A checkpoint that does not prove it belongs to this run (or together) is refused."""
+
+
+class CheckpointInterrupt(FloydwarpError):
+    """The run was asked to stop (SIGTERM / Ctrl-C) and saved a checkpoint first."""
+
+
+class DeviceError(RuntimeError):
+    """The device or its runtime failed: GPU out of memory, a CUDA or NCCL error, a worker
+    process that died or stalled.  Not the input's fault: the same call may succeed later,
+    with more free device memory, or on another backend."""
+
+
+class InternalError(RuntimeError):
+    """A broken internal invariant (a protocol fault between processes, an engine's result
+    that cannot be right): a bug in floydwarp, never the input's fault."""
 
 
 class InexactWarning(UserWarning):

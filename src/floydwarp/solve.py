@@ -9,6 +9,7 @@ import numpy as np
 from . import numeric, registry
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
+from .errors import InternalError
 from .inputs import as_graph
 from .plan import Plan
 from .predecessors import NO_PREDECESSOR, has_loops
@@ -106,7 +107,7 @@ def _run(impl, graph, plan, stats):
         return out, out.negative_diagonal
     negative = out.negative_diagonal
     if negative is None:
-        negative = _has_negative_diagonal(out.dist)
+        negative = _has_negative_diagonal(out.dist, plan)
     if negative and plan.clamp:
         out = _rerun_in_float64(impl, graph, plan, out)
     if out.dist is not None:
@@ -124,9 +125,19 @@ def _diagonal(dist) -> np.ndarray:
     return to_host(array_module(dist).diagonal(dist))
 
 
-def _has_negative_diagonal(dist) -> bool:
+def _has_negative_diagonal(dist, plan) -> bool:
+    """Whether an entry of the diagonal went negative.  One above 0 (INF, NaN) is refused: the
+    start matrix's diagonal is 0 or a negative self-loop and Floyd-Warshall never raises an
+    entry, so the engine lost data (on a GPU: a copy that did not land, issue 35)."""
     diagonal = _diagonal(dist)
-    return diagonal.size > 0 and bool(diagonal.min() < 0)
+    if diagonal.size == 0:
+        return False
+    if not diagonal.max() <= 0:                  # NaN too
+        v = int(np.flatnonzero(~(diagonal <= 0))[0])
+        raise InternalError(f"{plan.backend}/{plan.algorithm} returned {diagonal[v]} as the distance from vertex {v} "
+                            f"to itself (n = {plan.n}, {np.dtype(plan.dtype).name}); a diagonal entry can only stay "
+                            f"0 or go negative: the run lost data, and its result is refused")
+    return bool(diagonal.min() < 0)
 
 
 def _loops_possible(plan, stats) -> bool:

@@ -1,11 +1,13 @@
 """The Click group every subcommand registers on, plus shared options and error handling.
 
-Errors: every user error -- a bad flag or value (Click's usage errors), a
-:class:`floydwarp.FloydwarpError` raised by the library -- is printed as one
-line, ``error: <message>``, on stderr, with exit status 2.  An operating
-system error (a file that cannot be written) is one line with status 1.
-Warnings (e.g. :class:`floydwarp.InexactWarning`) are one ``warning: <message>`` line.
-Anything else is a bug and keeps its traceback.
+Errors, for every command in one place (:data:`EXIT_STATUS`, by the kinds of floydwarp.errors): a
+user error -- a bad flag or value (Click's usage errors), a :class:`floydwarp.FloydwarpError`
+raised by the library, a negative cycle where distances are needed -- is printed as one line,
+``error: <message>``, on stderr, with exit status 2; a run stopped by a signal after saving its
+checkpoint exits 3, a failed device (GPU, CUDA, NCCL, a worker) 4, an operating system error (a
+file that cannot be written, host memory) 1.  Warnings (e.g. :class:`floydwarp.InexactWarning`)
+are one ``warning: <message>`` line.  A broken internal invariant (``InternalError``) exits 5
+and, like anything else unexpected (a bug), keeps its traceback.
 """
 from __future__ import annotations
 
@@ -15,12 +17,26 @@ import warnings
 
 import click
 
-from ..errors import FloydwarpError
+from ..errors import CheckpointInterrupt, DeviceError, FloydwarpError, InternalError
 
 PROG = "floydwarp"
 _invocation: list[str] = [PROG]
 #: exit status of a bare ``floydwarp`` (the help, on stderr): a call that did nothing
 NO_COMMAND_EXIT_CODE = 2
+#: (kind of error, exit status, the word its line starts with), most specific first: the one
+#: mapping of every command (a CheckpointInterrupt is a FloydwarpError; NegativeCycleError too)
+EXIT_STATUS = (
+    (CheckpointInterrupt, 3, "stopped"),
+    (FloydwarpError, 2, "error"),
+    (DeviceError, 4, "device error"),
+    (InternalError, 5, "internal error"),
+)
+#: the exit statuses in words, for ``floydwarp --help``
+EXIT_HELP = ("Exit status: 0 done; 1 an operating system error (a file, host memory) or 'solve --check' found "
+             "a mismatch; 2 a bad option or input (a negative cycle where distances are needed included); "
+             "3 stopped by SIGTERM/Ctrl-C after saving a checkpoint (resume with 'solve --resume DIR'); 4 the "
+             "device failed (GPU out of memory, CUDA, NCCL, a worker process): the input may be fine; 5 an "
+             "internal error, a bug in floydwarp (its traceback is printed: please report it).")
 
 
 def command_line() -> str:
@@ -99,9 +115,12 @@ class _Group(click.Group):
         except click.Abort:
             error("aborted")
             sys.exit(1)
-        except FloydwarpError as exc:
-            error(str(exc))
-            sys.exit(2)
+        except (FloydwarpError, DeviceError, InternalError) as exc:
+            sys.exit(_report(exc))
+        except RuntimeError as exc:
+            if not _from_device_runtime(exc):
+                raise
+            sys.exit(_report(DeviceError(f"{type(exc).__name__}: {exc}")))
         except MemoryError:
             error("out of memory: try a narrower --dtype, a smaller graph or another backend")
             sys.exit(1)
@@ -111,6 +130,25 @@ class _Group(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def _report(exc: BaseException) -> int:
+    """Print ``exc`` by its kind (:data:`EXIT_STATUS`) and return the exit status."""
+    status, word = next((code, w) for kind, code, w in EXIT_STATUS if isinstance(exc, kind))
+    if status == 5:
+        import traceback
+
+        traceback.print_exception(exc)
+        click.echo(f"{word}: {' '.join(str(exc).split())} (a bug in floydwarp: please report it with the "
+                   f"traceback above)", err=True)
+    else:
+        click.echo(f"{word}: {' '.join(str(exc).split())}", err=True)
+    return status
+
+
+def _from_device_runtime(exc: BaseException) -> bool:
+    """A CUDA / NCCL error raised by CuPy itself where no engine wrapped it in a DeviceError."""
+    return type(exc).__module__.split(".")[0] in ("cupy", "cupy_backends", "cupyx")
+
+
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
         from .. import __version__
@@ -118,7 +156,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
         ctx.exit()
 
 
-@click.group(PROG, cls=_Group, context_settings={
+@click.group(PROG, cls=_Group, epilog=EXIT_HELP, context_settings={
     "help_option_names": ["-h", "--help"], "max_content_width": 100, "show_default": True})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Print the version and exit.")

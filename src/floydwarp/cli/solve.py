@@ -13,7 +13,6 @@ import numpy as np
 from click.core import ParameterSource
 
 from .. import registry
-from ..checkpoint import CheckpointInterrupt
 from .app import (GENERATION_OPTIONS, Argument, app, describe_generation, generate_graph, generation_options,
                   parse_bytes)
 
@@ -29,7 +28,8 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 
 @app.command(short_help="Shortest paths of a graph file or a random graph.", epilog=(
     "Exit status: 0 when solved (a negative cycle is reported, not an error), 1 when --check finds "
-    "a mismatch, 2 for a bad option or value, 3 when stopped by SIGTERM/Ctrl-C after saving a checkpoint."))
+    "a mismatch, 2 for a bad option or value, 3 when stopped by SIGTERM/Ctrl-C after saving a checkpoint, "
+    "4 when the device fails ('floydwarp --help' lists them all)."))
 @click.argument("input", cls=Argument, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path),
                 description=f"Graph file; its format is chosen by extension: {FORMATS}.")
 @click.option("--generate", "-g", metavar="N", type=click.IntRange(min=0),
@@ -155,12 +155,8 @@ def solve(ctx, input, generate, percent, seed, weights, potential, undirected, d
                 max_gpu_memory=max_gpu_memory))
         options.update(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
     start = time.perf_counter()
-    try:
-        result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
-                          block_size=block_size, threads=threads, progress=progress_wanted(), **options)
-    except CheckpointInterrupt as stop:
-        click.echo(f"stopped: {stop}", err=True)
-        ctx.exit(STOPPED_EXIT_CODE)
+    result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
+                      block_size=block_size, threads=threads, progress=progress_wanted(), **options)
     wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
@@ -199,8 +195,6 @@ RUN_SETTINGS = ("input", "generate", "percent", "seed", "weights", "potential", 
                 "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every",
                 "max_gpu_memory")
 RUN_FILE = "run.json"
-#: Exit status of a run stopped by SIGTERM / Ctrl-C after saving a checkpoint.
-STOPPED_EXIT_CODE = 3
 
 
 def save_run_settings(folder: Path, settings: dict):

@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from .. import bfs, numeric
-from ..errors import FloydwarpError
+from ..errors import DeviceError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
 from ..registry import register
@@ -103,7 +103,7 @@ def run(graph, plan) -> EngineOutput:
     try:
         return _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr, out_idx)
     except cp.cuda.memory.OutOfMemoryError as exc:
-        raise FloydwarpError(f"the GPU ran out of memory for n = {n} (gpu/bfs): {exc}; use backend='cpu'") from exc
+        raise DeviceError(f"the GPU ran out of memory for n = {n} (gpu/bfs): {exc}; use backend='cpu'") from exc
 
 
 def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr, out_idx) -> EngineOutput:

@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from ..errors import FloydwarpError
+from ..errors import DeviceError, FloydwarpError
 from .layout import format_bytes
 
 NO_CUPY = "CuPy is not installed: pip install 'floydwarp[gpu]' (or use backend='cpu')"
@@ -86,14 +86,27 @@ def require_smem(plan, need):
 
 
 # ---------------------------------------------------------------------- memory
-def budget(plan) -> int:
-    """Bytes of GPU memory the run may use: ``max_gpu_memory`` or what is free."""
+def _free() -> int:
+    """Bytes of device memory free now, CuPy's pool's unused blocks included."""
     import cupy as cp
 
     free, _ = cp.cuda.runtime.memGetInfo()
-    available = int(free) + int(cp.get_default_memory_pool().free_bytes())
+    return int(free) + int(cp.get_default_memory_pool().free_bytes())
+
+
+def budget(plan) -> int:
+    """Bytes of GPU memory the run may use: ``max_gpu_memory`` or what is free."""
+    available = _free()
     cap = plan.options.get("max_gpu_memory")
     return available if cap is None else min(int(cap), available)
+
+
+def memory_error(message: str, plan) -> Exception:
+    """The refusal of a run that does not fit, by whose fault: a FloydwarpError where the
+    caller's ``max_gpu_memory`` is what limits it, else a DeviceError (the device's free memory;
+    other processes may hold some of it)."""
+    cap = plan.options.get("max_gpu_memory")
+    return FloydwarpError(message) if cap is not None and int(cap) < _free() else DeviceError(message)
 
 
 def check_memory(needed: int, n: int, dtype, plan) -> None:
@@ -101,8 +114,8 @@ def check_memory(needed: int, n: int, dtype, plan) -> None:
     (or in ``max_gpu_memory``)."""
     available = budget(plan)
     if needed > available:
-        raise FloydwarpError(memory_message(needed, available, n, dtype, current()["name"],
-                                            predecessors=bool(plan.predecessors)))
+        raise memory_error(memory_message(needed, available, n, dtype, current()["name"],
+                                          predecessors=bool(plan.predecessors)), plan)
 
 
 def memory_message(needed: int, available: int, n: int, dtype, device_name: str, predecessors=False) -> str:

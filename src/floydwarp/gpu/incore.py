@@ -34,7 +34,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import checkpoint, numeric, schedule
-from ..errors import FloydwarpError
+from ..errors import DeviceError, FloydwarpError
 from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
 from ..registry import register
@@ -277,11 +277,11 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         return EngineOutput(dist, pred, timings, pred_loops=False if ctx.loop_free else None, uncapped=uncapped,
                             metadata=meta)
     except cp.cuda.memory.OutOfMemoryError as exc:
-        raise FloydwarpError(
+        raise DeviceError(
             f"the GPU ran out of memory for n = {n} ({dtype.name}): {exc}; "
             f"use a narrower dtype or backend='cpu'") from exc
     except (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError) as exc:
-        raise FloydwarpError(
+        raise DeviceError(
             f"CUDA error in gpu/{plan.algorithm} (n = {n}, dtype {dtype.name}): {exc}. "
             f"The device may need a restart of this process; backend='cpu' is unaffected") from exc
 

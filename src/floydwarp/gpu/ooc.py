@@ -21,13 +21,14 @@ bandwidth and the kernel's rate and picks the widest panel that fits the memory 
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import checkpoint, schedule
-from ..errors import FloydwarpError
+from ..errors import DeviceError, FloydwarpError
 from ..plan import EngineOutput
 from ..registry import register
 from . import device, modules, panel, tiles, traffic
@@ -86,9 +87,9 @@ def needed_width(itemsize: int, rate: float, bandwidth: float) -> int:
     return round_up(max(2.0 * rate * itemsize / bandwidth, 1.0), panel.UNIT)
 
 
-def choose_width(n: int, dtype, budget: int, bandwidth: float | None = None) -> int:
+def choose_width(n: int, dtype, budget: int, bandwidth: float | None = None, refuse=FloydwarpError) -> int:
     """The widest panel (multiple of 64, at most max(PANEL_MAX, needed_width)) whose
-    buffers fit in ``budget`` bytes of device memory."""
+    buffers fit in ``budget`` bytes of device memory; else ``refuse(message)`` is raised."""
     dt = np.dtype(dtype)
     wsz = panel.word_dtype(dt).itemsize
     upper = PANEL_MAX
@@ -101,7 +102,7 @@ def choose_width(n: int, dtype, budget: int, bandwidth: float | None = None) -> 
             best = w
     if best is None:
         need = OocLayout.device_bytes_for(n, PANEL_MIN, dt.itemsize, wsz)
-        raise FloydwarpError(
+        raise refuse(
             f"out-of-core needs at least {need} bytes ({format_bytes(need)}) of GPU memory for n = {n} "
             f"({dt.name}, {PANEL_MIN}-wide panels); only {budget} bytes ({format_bytes(budget)}) may be used")
     return best
@@ -134,7 +135,8 @@ def solve(graph, plan) -> EngineOutput:
     dev = device.current()
     bw = pcie_bandwidth(cp.cuda.Device().id)
     bandwidth = min(bw["h2d"], bw["d2h"])
-    w = int(plan.options.get("panel_width") or choose_width(n, dt, device.budget(plan), bandwidth))
+    w = int(plan.options.get("panel_width") or choose_width(n, dt, device.budget(plan), bandwidth,
+                                                            refuse=lambda text: device.memory_error(text, plan)))
     if w % panel.UNIT or w <= 0:
         raise FloydwarpError(f"panel_width must be a positive multiple of {panel.UNIT}, got {w}")
     lay = OocLayout(n, w, dt.itemsize, panel.word_dtype(dt).itemsize)
@@ -152,15 +154,21 @@ def solve(graph, plan) -> EngineOutput:
         host.release()
         return EngineOutput(host.array, None, timings, metadata=meta)
     ckpt = checkpoint.from_plan(plan, graph, block=w, extra={"out_of_core": True})
+    engine = None
     try:
         compiled = modules.compile_seconds()
         t1 = time.perf_counter()
-        schedule.run(Streamed(host, lay, plan), checkpointer=ckpt, report=plan.report)
+        engine = Streamed(host, lay, plan)
+        schedule.run(engine, checkpointer=ckpt, report=plan.report)
         modules.record_stage(timings, "compute", time.perf_counter() - t1, compiled)
     except cp.cuda.memory.OutOfMemoryError as exc:
-        raise FloydwarpError(f"the GPU ran out of memory in the out-of-core run (n = {n}, {w}-wide panels): "
-                             f"{exc}; pass a smaller max_gpu_memory") from exc
+        raise DeviceError(f"the GPU ran out of memory in the out-of-core run (n = {n}, {w}-wide panels): "
+                          f"{exc}; pass a smaller max_gpu_memory") from exc
+    except (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError) as exc:
+        raise DeviceError(f"CUDA error in the out-of-core run (n = {n}, {dt.name}, {w}-wide panels): {exc}") from exc
     finally:
+        if engine is not None:
+            engine.quiesce()           # no copy may still be on its way when the host memory is unpinned
         host.release()
     return EngineOutput(host.array, None, timings, metadata=meta)
 
@@ -188,9 +196,21 @@ class Streamed:
         self.main = cp.cuda.Stream(non_blocking=True)
         self.copy = cp.cuda.Stream(non_blocking=True)
         self.streams = [cp.cuda.Stream(non_blocking=True) for _ in range(STREAMS)]
+        # The INF fills above were queued on the current stream, which these non-blocking streams
+        # do not wait for: a panel loaded on the copy stream before its fill ran would be erased by
+        # it.  On a GPU that other processes use, the fill kernel waits for the SMs while the copy
+        # engine runs the load at once: results all INF, diagonal included (issue 35).
+        cp.cuda.get_current_stream().synchronize()
         #: the panels on the GPU are the next round's (after the first load, the rounds keep them there)
         self.loaded = False
         self.panels_done = None
+
+    def quiesce(self):
+        """Wait for everything queued on this engine's streams (a run that stopped on an error
+        may have copies on their way into host memory); errors were raised where they occurred."""
+        for s in (self.main, self.copy, *self.streams):
+            with contextlib.suppress(Exception):
+                s.synchronize()
 
     def state(self):
         return (self.host.array,)

@@ -70,7 +70,7 @@ def abort_on_error(comm):
 
     The message names the rank; MPI_Abort makes every process exit non-zero.
     """
-    from ..checkpoint import CheckpointInterrupt
+    from ..errors import CheckpointInterrupt
 
     try:
         yield

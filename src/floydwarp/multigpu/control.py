@@ -18,7 +18,7 @@ import abc
 import operator
 from functools import reduce
 
-from ..errors import FloydwarpError
+from ..errors import DeviceError, InternalError
 
 #: reductions :meth:`Control.allreduce` knows, by name
 REDUCTIONS = {
@@ -35,7 +35,7 @@ def reduce_values(values, op: str):
     try:
         fn = REDUCTIONS[op]
     except KeyError:
-        raise FloydwarpError(f"unknown reduction {op!r}; choose one of {', '.join(REDUCTIONS)}") from None
+        raise InternalError(f"unknown reduction {op!r}; choose one of {', '.join(REDUCTIONS)}") from None
     return reduce(fn, values)
 
 
@@ -86,7 +86,7 @@ class MpiControl(Control):
         self.comm.Barrier()
 
 
-class ControlTimeout(FloydwarpError):
+class ControlTimeout(DeviceError):
     """A collective got no answer in time (the launcher or a peer is gone or stuck)."""
 
 
@@ -116,7 +116,7 @@ class PipeControl(Control):
             raise ControlTimeout(f"worker {self.rank}: the launcher went away during {name} #{self._seq} "
                                  f"({type(exc).__name__})") from None
         if tag != "reply" or seq != self._seq:
-            raise FloydwarpError(f"worker {self.rank}: unexpected answer {tag!r} #{seq} to {name} #{self._seq}")
+            raise InternalError(f"worker {self.rank}: unexpected answer {tag!r} #{seq} to {name} #{self._seq}")
         return value
 
     def bcast(self, obj, root=0):
@@ -145,4 +145,4 @@ def answer_collective(name, root, payloads):
         return [None] * size
     if name == "gather":
         return [list(payloads) if r == root else None for r in range(size)]
-    raise FloydwarpError(f"unknown collective {name!r}")
+    raise InternalError(f"unknown collective {name!r}")

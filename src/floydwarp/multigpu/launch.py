@@ -29,7 +29,7 @@ import time
 import traceback
 from multiprocessing.connection import wait
 
-from ..errors import FloydwarpError
+from ..errors import DeviceError, FloydwarpError, InternalError
 from .control import PipeControl, answer_collective
 
 #: seconds all workers have to reach a collective after the first one did
@@ -44,7 +44,7 @@ POLL_SECONDS = 0.5
 WORKER_ENV = {"NCCL_NVLS_ENABLE": "0"}
 
 
-class WorkerFailed(FloydwarpError):
+class WorkerFailed(DeviceError):
     """A worker failed, died or stalled; the message names it.  ``rank`` is that worker."""
 
     def __init__(self, message, rank=None):
@@ -156,7 +156,7 @@ class _Hub:
                           f"{nm} #{s}", r)
         try:
             replies = answer_collective(name, root, [req[3] for req in requests])
-        except FloydwarpError as exc:
+        except InternalError as exc:
             self.fail(f"collective {name} #{seq} failed: {exc}")
         for r, value in enumerate(replies):
             self.conns[r].send(("reply", seq, value))

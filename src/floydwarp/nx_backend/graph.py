@@ -71,7 +71,7 @@ def solve_edges(edges, *, predecessors=False, labels=False):
     The result stays on the solver's device (a GPU's result is not copied to the host): the
     measures reduce it there and bring back n values; what needs every distance as a Python
     object copies it to the host itself."""
-    from ..errors import FloydwarpError
+    from ..errors import DeviceError, FloydwarpError
     from ..solve import solve
 
     try:
@@ -79,7 +79,7 @@ def solve_edges(edges, *, predecessors=False, labels=False):
             graph = edges.solver_graph(labels)
         with stages.stage("solve"):
             result = solve(graph, backend=SOLVER_BACKEND, predecessors=predecessors, output="device")
-    except FloydwarpError as exc:
+    except (FloydwarpError, DeviceError) as exc:      # bad for the solver, or its GPU out of memory
         raise Fallback(str(exc)) from None
     stages.solver_timings(result.timings)
     return result
