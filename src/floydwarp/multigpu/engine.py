@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..plan import EngineOutput
 from ..registry import register, register_backend
-from . import nccl, p2p, rank, workers  # noqa: F401 -- p2p registers rows-p2p
+from . import nccl, p2p, rank, threads, workers  # noqa: F401 -- p2p registers rows-p2p
 
 
 def probe() -> str | None:
@@ -40,11 +40,15 @@ register_backend("multigpu", "Several GPUs of one node: one worker process per G
 @register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=rank.GPU_DTYPES)
 def gpu_2d(graph, plan) -> EngineOutput:
     """One worker process per GPU: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
-    return workers.run_multigpu(graph, plan, rank.width_of(plan))
+    return _launcher(plan)(graph, plan, rank.width_of(plan))
 
 
 @register("multigpu", "gpu-rows", predecessors=False, dtypes=rank.GPU_DTYPES)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows, one worker process per GPU, a 64-row panel per round via NCCL (distances only)."""
     gpus = rank.gpu_count(plan)
-    return workers.run_multigpu(graph, plan, rank.width_of(plan, rank.ROWS_WIDTH), (gpus, 1))
+    return _launcher(plan)(graph, plan, rank.width_of(plan, rank.ROWS_WIDTH), (gpus, 1))
+
+
+def _launcher(plan):
+    return workers.run_multigpu if plan.options.get("launcher") == "processes" else threads.run_threads

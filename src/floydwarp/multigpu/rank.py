@@ -164,6 +164,16 @@ class Gpu2D:
             self._bcast(self.comms.row, CT, roles["pivot_col"])
         self.ready[t] = self.side.record()
 
+    def warm_links(self):
+        """One broadcast of each panel buffer along its communicator, before the rounds: NCCL
+        connects the protocols of large messages lazily, on their first use (1.9 s of the first
+        round at n = 65536 on 4 GPUs), which then happens here, off the rounds' clock."""
+        with self.side:
+            self._bcast(self.comms.col, self.R[0], 0)
+            self._bcast(self.comms.row, self.CT[0], 0)
+        self.side.synchronize()
+        self.comm_events.clear()
+
     def _bcast(self, comm, array, root):
         if comm is None or array.size == 0:
             return
@@ -269,13 +279,16 @@ def check_plan(plan):
                              "core), cpu/blocked and mpi/blocked-2d do")
 
 
-def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None, on_rounds=None):
+def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid_shape=None, on_rounds=None,
+             links=nccl):
     """The whole run of one process: its block built on its GPU by ``source.block``
     (:mod:`floydwarp.multigpu.blocks`: from an edge list or host rows), the rounds, and
     (L on the GPU, the partition, the grid, timings, metadata).
     ``on_rounds(part, grid, engine)``, if given, is called as the rounds begin; what it
     returns is the rounds' ``deliver`` (``schedule.run``: the block's rows as the last round
-    finishes them), or None."""
+    finishes them), or None.  ``links`` moves the panels: :mod:`~floydwarp.multigpu.nccl`
+    (processes, any host), or a :class:`~floydwarp.multigpu.peers.PeerLinks` (threads of one
+    process)."""
     import cupy as cp
 
     timings = {}
@@ -286,12 +299,13 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     dev = cp.cuda.Device(device_id)
     dev.use()
     L = source.block(part, grid, np.dtype(plan.dtype), plan.inf)
-    comms = nccl.grid_comms(control, grid)
+    comms = links.grid_comms(control, grid)
     try:
         timeline = Timeline(cp) if plan.options.get("timeline") else None
         engine = Gpu2D(part, grid, L, plan, comms, reserve_sms=int(plan.options.get("reserve_sms", 0)),
-                       rest_bands=int(plan.options.get("rest_bands", 1)), timeline=timeline)
+                       broadcast=links.bcast, rest_bands=int(plan.options.get("rest_bands", 1)), timeline=timeline)
         warm_up(plan)
+        engine.warm_links()
         dev.synchronize()
         timings["setup"] = time.perf_counter() - t0
         control.barrier()
@@ -305,7 +319,7 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
         compute = time.perf_counter() - t1
         comm = engine.comm_seconds()
     except BaseException:
-        nccl.drop_comms(grid)            # a run that broke off leaves its communicators unusable
+        links.drop_comms(grid)           # a run that broke off leaves its communicators unusable
         raise
     timings["compute"] = control.allreduce(compute, "max")
     timings["comm"] = control.allreduce(comm, "max")
