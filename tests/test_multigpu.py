@@ -14,11 +14,11 @@ import pytest
 
 import floydwarp as fw
 from floydwarp import numeric, registry, schedule
-from floydwarp.multigpu.control import ControlTimeout, answer_collective, reduce_values
+from floydwarp.errors import DeviceError, FloydwarpError, InternalError
 from floydwarp.grid import ProcessGrid
-from floydwarp.multigpu.launch import WorkerFailed, run_workers
+from floydwarp.multigpu.control import reduce_values
 from floydwarp.multigpu.partition import BlockPartition, choose_grid, split_bounds, union_skip
-from floydwarp.errors import FloydwarpError, InternalError
+from floydwarp.multigpu.threads import in_threads
 from floydwarp.generate import erdos_renyi
 from floydwarp.plan import Plan
 from numpy_gpu import FAKE_CUPY, NumpyPanel
@@ -222,152 +222,109 @@ def test_each_block_hands_its_rows_over_final_during_the_last_round(monkeypatch,
             assert np.array_equal(early, block[lo:hi])
 
 
-# ---------------------------------------------------------------- control plane and launcher (no GPU)
-def test_collective_answers():
-    assert answer_collective("bcast", 1, [None, "x", None]) == ["x", "x", "x"]
-    assert answer_collective("allreduce", "max", [3, 7, 5]) == [7, 7, 7]
-    assert answer_collective("allreduce", "or", [False, True]) == [True, True]
-    assert answer_collective("gather", 0, [1, 2]) == [[1, 2], None]
-    assert reduce_values([1, 2, 3], "sum") == 6
+# ---------------------------------------------------------------- control plane and threads (no GPU)
+def test_reductions():
+    assert reduce_values([1, 2, 3], "sum") == 6 and reduce_values([3, 7, 5], "max") == 7
+    assert reduce_values([False, True], "or") is True and reduce_values([True, False], "and") is False
     with pytest.raises(InternalError, match="unknown reduction"):
         reduce_values([1], "median")
 
 
-def _collectives(control, rank, scale):
-    """Worker target: every collective once."""
+def _collectives(control, scale):
+    """Every collective once, from each rank."""
+    rank = control.rank
     token = control.bcast({"token": 42} if rank == 0 else None, root=0)
     total = control.allreduce(rank * scale, "sum")
     late = control.bcast(f"from {rank}", root=control.size - 1)
     gathered = control.gather(rank, root=0)
     control.barrier()
-    return {"token": token, "total": total, "late": late, "gathered": gathered,
-            "nvls": os.environ.get("NCCL_NVLS_ENABLE"), "kind": control.kind}
+    return {"token": token, "total": total, "late": late, "gathered": gathered, "kind": control.kind}
 
 
-def _fail(control, rank, how):
-    """Worker target: rank 1 fails in the way asked, the others wait in a collective."""
-    control.barrier()
-    if rank == 1:
-        if how == "raise":
-            raise RuntimeError("injected failure")
-        if how == "exit":
-            os._exit(7)
-        if how == "stall":
-            time.sleep(60)
-    control.barrier()
-    return rank
-
-
-def test_pipe_control_collectives():
-    results = run_workers(_collectives, (10,), 3, timeout=60)
+def test_thread_control_collectives():
+    results = in_threads(lambda control: _collectives(control, 10), 3, timeout=30)
     assert [r["total"] for r in results] == [30, 30, 30]
     assert all(r["token"] == {"token": 42} and r["late"] == "from 2" for r in results)
     assert results[0]["gathered"] == [0, 1, 2] and results[1]["gathered"] is None
-    assert {r["nvls"] for r in results} == {"0"} and results[0]["kind"] == "worker"
+    assert results[0]["kind"] == "GPU"
+    # many rounds in a row: an exchange never reads the next one's slots
+    many = in_threads(lambda c: [c.allreduce(c.rank + i, "max") for i in range(200)], 4, timeout=30)
+    assert all(r == [3 + i for i in range(200)] for r in many)
 
 
-@pytest.mark.parametrize("how, message", [("raise", "worker 1 .*failed: RuntimeError: injected failure"),
-                                          ("exit", "worker 1 .*died with exit code 7"),
-                                          ("stall", "worker.*1 did not reach collective barrier")])
-def test_a_failing_worker_ends_the_run_naming_it(how, message):
+def _fail(control, how):
+    """Rank 1 fails in the way asked; the others wait in a collective."""
+    control.barrier()
+    if control.rank == 1:
+        if how == "raise":
+            raise RuntimeError("injected failure")
+        if how == "stall":
+            time.sleep(5)
+    control.barrier()
+    return control.rank
+
+
+@pytest.mark.parametrize("how, error, message", [("raise", RuntimeError, "injected failure"),
+                                                 ("stall", DeviceError, "broke off")])
+def test_a_failing_thread_ends_the_run_with_its_own_error(how, error, message):
+    """The failure itself is raised (not the others' "broke off"), promptly, and a later run works."""
+    aborted = []
     t0 = time.monotonic()
-    with pytest.raises(WorkerFailed, match=message) as info:
-        run_workers(_fail, (how,), 2, timeout=3)
-    assert info.value.rank == 1
-    assert time.monotonic() - t0 < 30
+    with pytest.raises(error, match=message):
+        in_threads(lambda control: _fail(control, how), 3, timeout=1, on_failure=lambda: aborted.append(1))
+    assert time.monotonic() - t0 < 30 and aborted
+    assert in_threads(lambda control: control.allreduce(1), 2, timeout=5) == [2, 2]
 
 
-def _pid(control, rank):
-    return os.getpid()
+class _Array:
+    """A device array as peers.bcast sees it: its pointer, device and size (host bytes here)."""
+
+    def __init__(self, values, device):
+        self.host = np.ascontiguousarray(values)
+        self.size, self.nbytes = self.host.size, self.host.nbytes
+        self.data = SimpleNamespace(ptr=self.host.ctypes.data)
+        self.device = SimpleNamespace(id=device)
 
 
-def test_workers_are_kept_for_later_runs_and_replaced_after_a_failure():
-    from floydwarp.multigpu import launch
+def test_peer_broadcasts_copy_the_roots_array_in_stream_order(monkeypatch):
+    """PeerLinks.bcast on a stand-in CuPy: every member gets the root's bytes; the root's stream
+    waits for every copy (its array is not written again before they read it)."""
+    import ctypes
+    import sys
 
-    first = run_workers(_pid, (), 2, timeout=60)
-    assert launch.started(2) and run_workers(_pid, (), 2, timeout=60) == first      # the same processes
-    with pytest.raises(WorkerFailed):
-        run_workers(_fail, ("raise",), 2, timeout=3)
-    assert not launch.started(2)
-    again = run_workers(_pid, (), 2, timeout=60)                                      # a new pool
-    assert not set(again) & set(first)
-    launch.close_pools()
-    assert not launch.started(2)
+    from floydwarp.multigpu.peers import PeerLinks
 
+    copies, waits = [], []
 
-def _slow_cleanup(control, rank, folder, fail):
-    """Worker target: replies at once, then cleans up for a while (or fails doing so)."""
-    from floydwarp.multigpu import launch
+    class Stream:
+        def __init__(self, name):
+            self.name, self.ptr = name, 0
 
-    def cleanup():
-        time.sleep(1.0)
-        if fail:
-            raise RuntimeError("cleanup failed")
-        (folder / f"{rank}-{os.getpid()}").write_text("done")
+        def record(self):
+            return ("event", self.name, len(copies))
 
-    launch.after_reply(cleanup)
-    return os.getpid()
+        def wait_event(self, event):
+            waits.append((self.name, event[1]))
 
+    def memcpy_peer(dst, dst_dev, src, src_dev, nbytes, stream):
+        ctypes.memmove(dst, src, nbytes)
+        copies.append((src_dev, dst_dev))
 
-def test_work_after_the_reply_does_not_hold_up_the_run(tmp_path):
-    """after_reply: the launcher has the results while the workers still clean up; the next
-    job starts once they are done; a worker whose cleanup fails is replaced by the next run."""
-    from floydwarp.multigpu import launch
+    fake = SimpleNamespace(cuda=SimpleNamespace(runtime=SimpleNamespace(memcpyPeerAsync=memcpy_peer)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    links = PeerLinks(1, 3, timeout=10)                # one process row of three GPUs
 
-    run_workers(_pid, (), 2, timeout=60)                                    # the workers started
-    t0 = time.monotonic()
-    pids = run_workers(_slow_cleanup, (tmp_path, False), 2, timeout=60)
-    assert time.monotonic() - t0 < 1.0 and not list(tmp_path.iterdir())
-    assert run_workers(_pid, (), 2, timeout=60) == pids                    # after the cleanup, same workers
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{r}-{pid}" for r, pid in enumerate(pids))
-    run_workers(_slow_cleanup, (tmp_path, True), 2, timeout=60)
-    time.sleep(2.0)
-    assert not launch.started(2)
-    assert not set(run_workers(_pid, (), 2, timeout=60)) & set(pids)        # a new pool
-    launch.close_pools()
+    def member(control):
+        comms = links.grid_comms(control, ProcessGrid(1, 3, control.rank))
+        assert comms.col is None
+        a = _Array(np.full(5, control.rank * 10, np.int32), control.rank)
+        links.bcast(comms.row, a, 2, Stream(control.rank))
+        return a.host.tolist()
 
-
-@pytest.mark.parametrize("n, dtype", [(300, "int16"), (70_000, "float64"), (5, "int32")])
-def test_shared_edges_hold_the_columns_in_their_bus_types(monkeypatch, tmp_path, n, dtype):
-    from floydwarp.multigpu import workers as multigpu
-
-    monkeypatch.setattr(multigpu, "BAND_EDGES", 7)                # many copy tasks
-    rng = np.random.default_rng(n)
-    m = 50
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    keep = np.unique(src * n + dst, return_index=True)[1]
-    g = fw.Graph.from_edges(src[keep], dst[keep], rng.integers(-9, 99, m)[keep], n=n)
-    shared = multigpu.SharedEdges(g, dtype, workdir=tmp_path)
-    try:
-        got = multigpu.SharedEdges.source(shared.spec)
-        idx = np.uint16 if n <= 65536 else np.int32
-        want = g.edges()
-        assert got.n == n and [a.dtype for a in got.edges] == [np.dtype(idx), np.dtype(idx), np.dtype(dtype)]
-        for a, b in zip(got.edges, want):
-            assert np.array_equal(a, b.astype(a.dtype))
-    finally:
-        shared.release().join()
-    assert not Path(shared.path).exists()
-
-
-@pytest.mark.parametrize("n, dtype", [(300, "int16"), (1000, "float64"), (1, "int32")])
-def test_the_shared_result_file_holds_the_start_matrix_on_whole_pages(tmp_path, n, dtype):
-    """The launcher's file: rows from the first byte of a page (a worker locks its rows), the
-    dense start matrix in it, seen alike through a worker's own mapping; gone when released."""
-    from floydwarp.multigpu import workers as multigpu
-
-    g = fw.generate.erdos_renyi(n, 10, seed=n)
-    shared = multigpu.SharedMatrix(n, dtype, workdir=tmp_path)
-    try:
-        shared.fill_from(g, 99, band_bytes=1000)                 # several bands
-        worker = multigpu.open_shared(shared.path, n, dtype)
-        assert worker.ctypes.data % 4096 == 0 and worker.flags.c_contiguous
-        assert np.array_equal(worker, g.to_matrix(dtype, 99))
-        worker[0, 0] = 5                                         # a worker's write
-        assert shared.array[0, 0] == 5
-    finally:
-        shared.release()
-    assert not Path(shared.path).exists() and shared.array.shape == (n, n)
+    assert in_threads(member, 3, timeout=10) == [[20] * 5] * 3
+    assert sorted(copies) == [(2, 0), (2, 1)]
+    assert (2, 0) in waits and (2, 1) in waits                         # the root waited for both copies
+    assert (0, 2) in waits and (1, 2) in waits                         # each copy waited for the root
 
 
 def test_a_block_of_a_shared_matrix_takes_row_chunks():
@@ -383,20 +340,6 @@ def test_a_block_of_a_shared_matrix_takes_row_chunks():
     assert np.array_equal(back, chunk)
     with pytest.raises(ValueError):
         ArraySink(full[:, ::2])
-
-
-def test_worker_without_launcher_times_out():
-    import multiprocessing as mp
-
-    from floydwarp.multigpu.control import PipeControl
-
-    here, there = mp.Pipe()
-    control = PipeControl(there, 0, 2, timeout=0.2)
-    with pytest.raises(ControlTimeout, match="no answer to allreduce"):
-        control.allreduce(1)
-    here.close()
-    with pytest.raises(ControlTimeout, match="launcher went away"):
-        control.barrier()
 
 
 @pytest.mark.mpi
@@ -423,7 +366,7 @@ def test_cli_gpus_refuses_distributed():
 
     out = cli_runner().invoke(app, ["solve", "-g", "10", "--gpus", "2", "--distributed"])
     assert out.exit_code == 2
-    assert "--gpus starts its own worker per GPU" in out.stderr
+    assert "--gpus runs a thread per GPU of this machine" in out.stderr
 
 
 # ---------------------------------------------------------------- on GPUs
@@ -532,12 +475,12 @@ def test_blocks_from_edges_equal_blocks_from_rows(shape, dtype):
 @pytest.mark.gpu
 @pytest.mark.multigpu
 @needs_two
-def test_a_dense_graph_and_a_second_run_on_the_same_workers():
+def test_a_dense_graph_and_the_same_graph_as_edges_agree():
     g = graph(301, "neg")
     first = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64)
     dense = fw.solve(fw.Graph.from_dense(g.to_matrix("float64", np.inf)), backend="multigpu", gpus=2,
                      dtype="int32", block_size=64)
-    assert "start" not in dense.timings and "share" in dense.timings          # the workers were ready
+    assert dense.metadata["launcher"].startswith("threads") and dense.metadata["peer_access"] in (True, False)
     np.testing.assert_array_equal(first.dist, dense.dist)
     check(dense, 301, "neg")
 
@@ -609,24 +552,25 @@ def test_refusals_before_any_collective(tmp_path):
     check_plan(Plan(**base))
 
 
-def test_a_new_worker_takes_the_gpu_of_its_rank(monkeypatch):
-    """start_worker (every worker's first job) on a stand-in CuPy: its rank picks its GPU."""
-    import sys
+NO_GUARD = """
+import numpy as np
+import floydwarp as fw
 
-    from floydwarp.multigpu import workers
+g = fw.generate.erdos_renyi(700, 5, seed=3, potential=10)
+r = fw.solve(g, backend="multigpu", gpus={gpus}, dtype="int32", block_size=128)
+ref = fw.solve(g, backend="cpu", dtype="int32")
+print("exact" if np.array_equal(r.dist, ref.dist) else "DIFFERENT")
+"""
 
-    used = []
 
-    class Device:
-        def __init__(self, i):
-            self.i = i
-
-        def use(self):
-            used.append(("use", self.i))
-
-        def synchronize(self):
-            used.append(("sync", self.i))
-
-    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(cuda=SimpleNamespace(Device=Device)))
-    workers.start_worker(None, 3)
-    assert used == [("use", 3), ("sync", 3)]
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_a_script_without_a_main_guard_runs_on_several_gpus(tmp_path):
+    """A plain script calling solve(backend="multigpu") at module level (no __main__ guard): nothing
+    is spawned that would re-import it."""
+    script = tmp_path / "plain.py"
+    script.write_text(NO_GUARD.format(gpus=min(GPUS, 4)))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "exact"

@@ -137,8 +137,8 @@ def solve(ctx, input, generate, percent, seed, weights, potential, undirected, d
         options.update(output_file=output, parallel_write=True if parallel_write else None)
     if gpus is not None:
         if distributed or backend not in ("auto", "multigpu"):
-            raise click.UsageError("--gpus starts its own worker per GPU (the multigpu backend); under mpiexec use "
-                             "--distributed -a gpu-2d instead", ctx)
+            raise click.UsageError("--gpus runs a thread per GPU of this machine (the multigpu backend); under "
+                                   "mpiexec use --distributed -a gpu-2d instead", ctx)
         backend = "multigpu"
         options["gpus"] = gpus
     if output is not None and output.suffix.lower() == ".npy" and not distributed \

@@ -1,21 +1,21 @@
-"""The control plane of a multi-process run: small objects between processes, never matrices.
+"""The control plane of a multi-GPU run: small objects between its ranks, never matrices.
 
-The multi-GPU engines (:mod:`floydwarp.multigpu.rank`) move device data through NCCL;
-what is left for the host is setup (NCCL unique ids), agreement (a flag every process
-must know) and the end of the run (gathering small facts).  :class:`Control` is that
-much and no more, so the engine is written once and runs
+The multi-GPU engine (:mod:`floydwarp.multigpu.rank`) moves device data by its links (NCCL
+or peer copies); what is left for the host is setup (NCCL unique ids), agreement (a flag
+every rank must know) and the end of the run (gathering small facts).  :class:`Control` is
+that much and no more, so the engine is written once and runs
 
 * under ``mpiexec`` (:class:`MpiControl`, one MPI rank per GPU), or
-* in worker processes started by ``floydwarp solve --gpus N`` (:class:`PipeControl`,
-  one worker per GPU, every message through the launcher in
-  :mod:`floydwarp.multigpu.launch`, which also watches for dead or stuck workers).
+* in threads of the caller's process, ``floydwarp solve --gpus N`` (:class:`ThreadControl`,
+  one thread per GPU, :mod:`floydwarp.multigpu.threads`).
 
-Every method is collective: every process calls it, in the same order.
+Every method is collective: every rank calls it, in the same order.
 """
 from __future__ import annotations
 
 import abc
 import operator
+import threading
 from functools import reduce
 
 from ..errors import DeviceError, InternalError
@@ -86,63 +86,54 @@ class MpiControl(Control):
         self.comm.Barrier()
 
 
-class ControlTimeout(DeviceError):
-    """A collective got no answer in time (the launcher or a peer is gone or stuck)."""
+class BrokenOff(DeviceError):
+    """This rank stopped because another one failed or did not arrive in time (that failure is
+    the one to report)."""
 
 
-class PipeControl(Control):
-    """:class:`Control` of one worker: every collective is a request to the launcher
-    (``("collective", seq, name, root, payload)``) and its reply.
+class Meeting:
+    """Where the threads of one run meet: a barrier, and a slot each for what they exchange."""
 
-    The launcher matches the requests of all workers, checks that they are the same
-    collective, and answers each; a reply that does not come within ``timeout`` seconds
-    raises :class:`ControlTimeout` (the launcher is gone, or a peer never arrived)."""
+    def __init__(self, size: int, timeout: float):
+        self.barrier = threading.Barrier(size, timeout=timeout)
+        self.slots = [None] * size
 
-    kind = "worker"
-
-    def __init__(self, conn, rank: int, size: int, timeout: float):
-        self.conn, self.rank, self.size, self.timeout = conn, int(rank), int(size), float(timeout)
-        self._seq = 0
-
-    def _call(self, name, root, payload):
-        self._seq += 1
+    def wait(self) -> None:
         try:
-            self.conn.send(("collective", self._seq, name, root, payload))
-            if not self.conn.poll(self.timeout):
-                raise ControlTimeout(f"worker {self.rank}: no answer to {name} #{self._seq} from the launcher "
-                                     f"within {self.timeout:g} s")
-            tag, seq, value = self.conn.recv()
-        except (EOFError, OSError, BrokenPipeError) as exc:
-            raise ControlTimeout(f"worker {self.rank}: the launcher went away during {name} #{self._seq} "
-                                 f"({type(exc).__name__})") from None
-        if tag != "reply" or seq != self._seq:
-            raise InternalError(f"worker {self.rank}: unexpected answer {tag!r} #{seq} to {name} #{self._seq}")
-        return value
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            raise BrokenOff("the run on several GPUs broke off: another GPU's thread failed or did not "
+                            "arrive in time") from None
+
+    def abort(self) -> None:
+        self.barrier.abort()
+
+
+class ThreadControl(Control):
+    """:class:`Control` among the threads of one process, one per GPU (:mod:`.threads`)."""
+
+    kind = "GPU"
+
+    def __init__(self, meeting: Meeting, rank: int):
+        self.meeting, self.rank, self.size = meeting, rank, len(meeting.slots)
+
+    def _exchange(self, value) -> list:
+        m = self.meeting
+        m.slots[self.rank] = value
+        m.wait()
+        values = list(m.slots)
+        m.wait()                       # nobody writes the next exchange before everyone has read
+        return values
 
     def bcast(self, obj, root=0):
-        return self._call("bcast", root, obj if self.rank == root else None)
+        return self._exchange(obj if self.rank == root else None)[root]
 
     def allreduce(self, value, op="sum"):
-        return self._call("allreduce", op, value)
+        return reduce_values(self._exchange(value), op)
 
     def gather(self, obj, root=0):
-        return self._call("gather", root, obj)
+        values = self._exchange(obj)
+        return values if self.rank == root else None
 
     def barrier(self):
-        self._call("barrier", None, None)
-
-
-def answer_collective(name, root, payloads):
-    """The launcher's side of one collective: the reply for each worker (by rank), from
-    every worker's payload.  Kept apart from the pipes so it is tested on its own."""
-    size = len(payloads)
-    if name == "bcast":
-        return [payloads[root]] * size
-    if name == "allreduce":
-        value = reduce_values(payloads, root)
-        return [value] * size
-    if name == "barrier":
-        return [None] * size
-    if name == "gather":
-        return [list(payloads) if r == root else None for r in range(size)]
-    raise InternalError(f"unknown collective {name!r}")
+        self.meeting.wait()

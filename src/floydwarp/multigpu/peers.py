@@ -23,10 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import DeviceError
 from ..grid import ProcessGrid
-
-
-class BrokenOff(DeviceError):
-    """This GPU's thread stopped because another one failed (that failure is the one raised)."""
+from .control import BrokenOff
 
 
 class PeerGroup:

@@ -20,70 +20,58 @@ import time
 
 import numpy as np
 
+from ..errors import DeviceError
 from ..plan import EngineOutput
 from . import blocks
 from . import rank as rank_engine
-from .control import Control, reduce_values
+from .control import BrokenOff, Meeting, ThreadControl
 from .partition import choose_grid
-from .peers import BrokenOff, PeerLinks, enable_peer_access
+from .peers import PeerLinks, enable_peer_access
 
 #: seconds every thread has to reach a meeting once one has
 DEFAULT_TIMEOUT = 600.0
+#: seconds the other threads get to stop once one has failed
+STOP_GRACE = 30.0
 
 
-class Meeting:
-    """Where the threads of one run exchange small objects: a barrier and a slot each."""
+def in_threads(target, size: int, timeout: float, on_failure=None) -> list:
+    """``target(control)`` in ``size`` threads, each with its :class:`ThreadControl`; their
+    results by rank.  The first thread to fail aborts the meetings (and calls ``on_failure``),
+    so the others stop at their next one; its error is raised here, not their "broke off"."""
+    meeting = Meeting(size, timeout)
+    results, errors = [None] * size, []
 
-    def __init__(self, size: int, timeout: float):
-        self.barrier = threading.Barrier(size, timeout=timeout)
-        self.slots = [None] * size
-
-    def wait(self) -> None:
+    def main(rank):
         try:
-            self.barrier.wait()
-        except threading.BrokenBarrierError:
-            raise BrokenOff("the run on several GPUs broke off: another GPU's thread failed or did not "
-                            "arrive in time") from None
+            results[rank] = target(ThreadControl(meeting, rank))
+        except BaseException as exc:  # noqa: BLE001 -- raised in the caller's thread below
+            errors.append(exc)
+            meeting.abort()
+            if on_failure is not None:
+                on_failure()
+
+    threads = [threading.Thread(target=main, args=(r,), name=f"floydwarp-gpu-{r}", daemon=True)
+               for r in range(size)]
+    for t in threads:
+        t.start()
+    for rank, t in enumerate(threads):
+        while t.is_alive():
+            t.join(STOP_GRACE if errors else 1.0)
+            if errors and t.is_alive():
+                raise DeviceError(f"GPU {rank}'s thread did not stop within {STOP_GRACE:g} s of a failure "
+                                  f"elsewhere ({errors[0]})")
+    if errors:
+        raise next((e for e in errors if not isinstance(e, BrokenOff)), errors[0])
+    return results
 
 
-class ThreadControl(Control):
-    """:class:`Control` among the threads of one run (every method collective, as always)."""
-
-    kind = "GPU"
-
-    def __init__(self, meeting: Meeting, rank: int):
-        self.meeting, self.rank, self.size = meeting, rank, len(meeting.slots)
-
-    def _exchange(self, value) -> list:
-        m = self.meeting
-        m.slots[self.rank] = value
-        m.wait()
-        values = list(m.slots)
-        m.wait()                       # nobody writes the next exchange before everyone has read
-        return values
-
-    def bcast(self, obj, root=0):
-        return self._exchange(obj if self.rank == root else None)[root]
-
-    def allreduce(self, value, op="sum"):
-        return reduce_values(self._exchange(value), op)
-
-    def gather(self, obj, root=0):
-        values = self._exchange(obj)
-        return values if self.rank == root else None
-
-    def barrier(self):
-        self.meeting.wait()
-
-
-def _rank(control, plan, source, width, grid_shape, links, host, out):
+def _rank(control, plan, source, width, shape, links, host):
     """One GPU's thread: its block, the rounds, its rows into ``host`` as the last round ends."""
     import cupy as cp
 
     from ..gpu import delivery, device
 
-    rank = control.rank
-    cp.cuda.Device(rank).use()
+    cp.cuda.Device(control.rank).use()
     rows = []
 
     def deliver_rows(part, grid, engine):
@@ -93,8 +81,8 @@ def _rank(control, plan, source, width, grid_shape, links, host, out):
         return rows[-1]
 
     try:
-        L, part, grid, timings, meta = rank_engine.run_rank(control, plan, source, rank, width=width,
-                                                            grid_shape=grid_shape, on_rounds=deliver_rows,
+        L, part, grid, timings, meta = rank_engine.run_rank(control, plan, source, control.rank, width=width,
+                                                            grid_shape=shape, on_rounds=deliver_rows,
                                                             links=links)
         t = time.perf_counter()
         rows[0].finish()
@@ -102,7 +90,7 @@ def _rank(control, plan, source, width, grid_shape, links, host, out):
         timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
         meta["gather_overlapped"] = rows[0].share()
         meta["device"] = device.current()["name"]
-        out[rank] = {"timings": timings, "negative": negative, "metadata": meta}
+        return {"timings": timings, "negative": negative, "metadata": meta}
     except BaseException:
         for started in rows:
             try:
@@ -111,7 +99,7 @@ def _rank(control, plan, source, width, grid_shape, links, host, out):
                 pass
         raise
     finally:
-        cp.get_default_memory_pool().free_all_blocks()       # the next run, or the caller, gets the GPU
+        cp.get_default_memory_pool().free_all_blocks()       # the caller gets its GPU memory back
 
 
 def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
@@ -120,9 +108,7 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
 
     rank_engine.check_plan(plan)
     gpus = rank_engine.gpu_count(plan)
-    if grid_shape is None:
-        grid_shape = plan.options.get("grid")
-    shape = choose_grid(gpus, grid_shape)
+    shape = choose_grid(gpus, plan.options.get("grid") if grid_shape is None else grid_shape)
     timeout = float(plan.options.get("timeout", DEFAULT_TIMEOUT))
     t0 = time.perf_counter()
     access = enable_peer_access(range(gpus))
@@ -130,27 +116,9 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     host = HostMatrix((plan.n, plan.n), dt, lock=True)       # mapped and locked while the GPUs compute
     source = blocks.of_graph(graph, dt, plan.inf)
     links = PeerLinks(*shape, timeout)
-    meeting = Meeting(gpus, timeout)
-    out, errors = {}, []
-
-    def main(rank):
-        try:
-            _rank(ThreadControl(meeting, rank), plan, source, width, shape, links, host, out)
-        except BaseException as exc:  # noqa: BLE001 -- raised in the caller's thread below
-            errors.append(exc)
-            links.abort()
-            meeting.barrier.abort()
-
-    threads = [threading.Thread(target=main, args=(r,), name=f"floydwarp-gpu-{r}", daemon=True)
-               for r in range(gpus)]
-    for t in threads:
-        t.start()
     start = time.perf_counter() - t0
-    for t in threads:
-        t.join()
-    if errors:
-        # the failure that broke the run off, not the others' "broke off" that followed it
-        raise next((e for e in errors if not isinstance(e, BrokenOff)), errors[0])
+    out = in_threads(lambda control: _rank(control, plan, source, width, shape, links, host), gpus, timeout,
+                     on_failure=links.abort)
     first = out[0]
     timings = dict(first["timings"], start=start)
     meta = dict(first["metadata"], gpus=gpus, launcher="threads of this process, one per GPU",
