@@ -16,7 +16,7 @@ from ..multigpu.partition import choose_grid
 from ..plan import EngineOutput
 from ..registry import register
 from . import comm as mpi_util
-from . import output
+from . import output, shared
 
 
 def device_for_rank(comm) -> int:
@@ -58,6 +58,8 @@ def run_mpi_gpu(graph, plan, width, grid_shape):
                 return parts, timings
 
         return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
+    if shared.on_one_node(comm):
+        return _into_node_memory(comm, control, graph, plan, device, width, grid_shape)
     with mpi_util.abort_on_error(comm):
         L, part, grid, timings, meta = run(plan)
         negative = gpu_rank.negative_anywhere(control, L, part, grid)
@@ -65,6 +67,33 @@ def run_mpi_gpu(graph, plan, width, grid_shape):
         dist = gather_to_root(comm, L, part, grid, plan.dtype)
         timings["gather"] = time.perf_counter() - t
         return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
+
+
+def _into_node_memory(comm, control, graph, plan, device, width, grid_shape) -> EngineOutput:
+    """Every rank on this node: each copies its block into the node's shared result by DMA."""
+    from ..gpu.transfer import HostMatrix
+
+    with mpi_util.abort_on_error(comm):
+        result = shared.NodeResult(comm, plan.n, plan.dtype, plan.options.get("workdir"))
+        hosts = []
+
+        def host_rows(r0, r1):
+            hosts.append(HostMatrix.over(result.array, (r0, r1)))
+            return hosts[-1]
+
+        try:
+            timings, negative, meta = gpu_rank.run_to_host(
+                control, plan, blocks.of_graph(graph, plan.dtype, plan.inf), device, width=width,
+                grid_shape=grid_shape, host_rows=host_rows)
+        except BaseException:
+            result.discard()
+            raise
+        if comm.Get_rank() != 0:
+            for host in hosts:
+                host.release()                # unlocked before this rank's mapping goes
+        meta["result"] = "node shared memory"
+        return EngineOutput(result.finish(), None, timings, negative_diagonal=negative, pred_loops=False,
+                            metadata=meta)
 
 
 def gather_to_root(comm, L, part, grid, dtype, root=0):

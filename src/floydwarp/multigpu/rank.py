@@ -333,6 +333,40 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     return L, part, grid, timings, meta
 
 
+def run_to_host(control: Control, plan, source, device_id: int, *, width: int, grid_shape, host_rows, links=nccl):
+    """:func:`run_rank` with the block delivered into host memory as the last round finishes it:
+    ``host_rows(r0, r1)`` is the :class:`~floydwarp.gpu.transfer.HostMatrix` that holds rows
+    r0 .. r1 of the result (the result's own, or a mapping of it shared between processes).
+    Returns ``(timings, negative, metadata)``; ``negative``: whether any diagonal went negative."""
+    from ..gpu import delivery, device
+
+    rows = []
+
+    def deliver_rows(part, grid, engine):
+        r0, r1, c0, c1 = blocks.real_extent(part, grid)
+        rows.append(delivery.Rows(host_rows(r0, max(r0, r1)), engine.L, max(0, r1 - r0), max(0, c1 - c0),
+                                  at=(r0, c0), stream=engine.main))
+        return rows[-1]
+
+    try:
+        L, part, grid, timings, meta = run_rank(control, plan, source, device_id, width=width, grid_shape=grid_shape,
+                                                on_rounds=deliver_rows, links=links)
+        t = time.perf_counter()
+        rows[0].finish()
+        negative = negative_anywhere(control, L, part, grid)
+        timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
+        meta["gather_overlapped"] = rows[0].share()
+        meta["device"] = device.current()["name"]
+        return timings, negative, meta
+    except BaseException:
+        for started in rows:
+            try:
+                started.wait()
+            except Exception:  # noqa: BLE001 -- the error that stopped the run is the one to see
+                pass
+        raise
+
+
 def negative_anywhere(control: Control, block, part: BlockPartition, grid: ProcessGrid) -> bool:
     """Whether a diagonal entry of any process's ``block`` (on its GPU or in host memory, at
     the block's place) went negative."""

@@ -69,35 +69,12 @@ def _rank(control, plan, source, width, shape, links, host):
     """One GPU's thread: its block, the rounds, its rows into ``host`` as the last round ends."""
     import cupy as cp
 
-    from ..gpu import delivery, device
-
     cp.cuda.Device(control.rank).use()
-    rows = []
-
-    def deliver_rows(part, grid, engine):
-        r0, r1, c0, c1 = blocks.real_extent(part, grid)
-        rows.append(delivery.Rows(host, engine.L, max(0, r1 - r0), max(0, c1 - c0), at=(r0, c0),
-                                  stream=engine.main))
-        return rows[-1]
-
     try:
-        L, part, grid, timings, meta = rank_engine.run_rank(control, plan, source, control.rank, width=width,
-                                                            grid_shape=shape, on_rounds=deliver_rows,
-                                                            links=links)
-        t = time.perf_counter()
-        rows[0].finish()
-        negative = rank_engine.negative_anywhere(control, L, part, grid)
-        timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
-        meta["gather_overlapped"] = rows[0].share()
-        meta["device"] = device.current()["name"]
+        timings, negative, meta = rank_engine.run_to_host(control, plan, source, control.rank, width=width,
+                                                          grid_shape=shape, host_rows=lambda r0, r1: host,
+                                                          links=links)
         return {"timings": timings, "negative": negative, "metadata": meta}
-    except BaseException:
-        for started in rows:
-            try:
-                started.wait()
-            except Exception:  # noqa: BLE001 -- the error that stopped the run is the one to see
-                pass
-        raise
     finally:
         cp.get_default_memory_pool().free_all_blocks()       # the caller gets its GPU memory back
 
