@@ -464,7 +464,7 @@ def test_blocks_from_edges_equal_blocks_from_rows(shape, dtype):
     start = g.to_matrix(dt, inf)
     for rank in range(shape[0] * shape[1]):
         grid = ProcessGrid(shape[0], shape[1], rank)
-        got = blocks.EdgeBlocks(g.edges(), g.n).block(part, grid, dt, inf).get()
+        got = blocks.EdgeBlocks(g.edges_of_rows(0, g.n), g.n).block(part, grid, dt, inf).get()
         r0, r1, c0, c1 = blocks.real_extent(part, grid)
         assert np.array_equal(got[:r1 - r0, :c1 - c0], start[r0:r1, c0:c1])
         rows, cols = np.indices(got.shape)
@@ -536,7 +536,9 @@ def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
     import json
 
     # the JSON line (Open MPI may add terminal escapes after it)
-    summary = json.loads(next(line for line in reversed(proc.stdout.splitlines()) if line.startswith("{")))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no summary line; stdout: {proc.stdout[-2000:]!r} stderr: {proc.stderr[-2000:]!r}"
+    summary = json.loads(lines[-1])
     assert summary["cases"] >= 8 and summary["failures"] == []
 
 
@@ -574,3 +576,14 @@ def test_a_script_without_a_main_guard_runs_on_several_gpus(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "exact"
+
+
+def test_the_run_says_why_its_grid_and_width_are_what_they_are():
+    from floydwarp.multigpu.rank import GRID_REASON, WIDTH_REASON, choices
+
+    dt = numeric.canonical_dtype("int32")
+    base = dict(n=10, dtype=dt, inf=numeric.inf_of(dt), clamp=False, backend="multigpu", algorithm="gpu-2d")
+    assert choices(Plan(**base), None) == {"grid_choice": GRID_REASON, "width_choice": WIDTH_REASON}
+    asked = choices(Plan(**base, block_size=1024, options={"grid": (1, 4)}), None)
+    assert asked == {"grid_choice": "asked for (grid=)", "width_choice": "asked for (block_size=)"}
+    assert "P x 1" in choices(Plan(**base), (4, 1))["grid_choice"]

@@ -419,7 +419,7 @@ class Graph:
             return out
         out = xp.full((hi - lo, self.n), inf, dtype=dtype)
         out[xp.asarray(rows - lo), xp.asarray(rows)] = 0
-        src, dst, w = self._edges_of_rows(lo, hi)
+        src, dst, w = self.edges_of_rows(lo, hi)
         # edges are distinct (no write conflicts); a negative self-loop overrides the 0
         out[xp.asarray(src - lo), xp.asarray(dst)] = xp.asarray(w).astype(dtype)
         return out
@@ -458,8 +458,9 @@ class Graph:
             self._sorted = True
         return self._edges
 
-    def _edges_of_rows(self, lo, hi):
-        """The edges leaving vertices lo..hi-1."""
+    def edges_of_rows(self, lo, hi):
+        """The edges leaving vertices lo..hi-1, sorted by (source, target) (the graph keeps its
+        edges sorted once asked)."""
         src, dst, w = self._sorted_edges()
         a, b = np.searchsorted(src, [lo, hi])
         return src[a:b], dst[a:b], w[a:b]

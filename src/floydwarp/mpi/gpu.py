@@ -31,11 +31,13 @@ def device_for_rank(comm) -> int:
     return local
 
 
-def run_mpi_gpu(graph, plan, width, grid_shape):
-    """The mpi backend's GPU run: the result gathered to rank 0 when it fits there, else
-    written rank by rank into ``output_file`` (:mod:`floydwarp.mpi.output`, as the CPU
-    algorithms do)."""
+def run_mpi_gpu(graph, plan, width, rows_grid=None):
+    """The mpi backend's GPU run: the result in the node's shared memory when every rank runs on
+    one node, else gathered to rank 0 when it fits there, else written rank by rank into
+    ``output_file`` (:mod:`floydwarp.mpi.output`, as the CPU algorithms do).  ``rows_grid``:
+    the grid ``gpu-rows`` imposes (else ``grid=`` or the default)."""
     comm = mpi_util.world()
+    grid_shape = rows_grid or plan.options.get("grid")
     with mpi_util.abort_on_error(comm):
         gpu_rank.check_plan(plan)
         control = MpiControl(comm)
@@ -59,7 +61,7 @@ def run_mpi_gpu(graph, plan, width, grid_shape):
 
         return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
     if shared.on_one_node(comm):
-        return _into_node_memory(comm, control, graph, plan, device, width, grid_shape)
+        return _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid)
     with mpi_util.abort_on_error(comm):
         L, part, grid, timings, meta = run(plan)
         negative = gpu_rank.negative_anywhere(control, L, part, grid)
@@ -69,7 +71,7 @@ def run_mpi_gpu(graph, plan, width, grid_shape):
         return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
 
 
-def _into_node_memory(comm, control, graph, plan, device, width, grid_shape) -> EngineOutput:
+def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid) -> EngineOutput:
     """Every rank on this node: each copies its block into the node's shared result by DMA."""
     from ..gpu.transfer import HostMatrix
 
@@ -91,7 +93,7 @@ def _into_node_memory(comm, control, graph, plan, device, width, grid_shape) -> 
         if comm.Get_rank() != 0:
             for host in hosts:
                 host.release()                # unlocked before this rank's mapping goes
-        meta["result"] = "node shared memory"
+        meta.update(result="node shared memory", **gpu_rank.choices(plan, rows_grid))
         return EngineOutput(result.finish(), None, timings, negative_diagonal=negative, pred_loops=False,
                             metadata=meta)
 
@@ -123,7 +125,7 @@ def gather_to_root(comm, L, part, grid, dtype, root=0):
 @register("mpi", "gpu-2d", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)
 def gpu_2d(graph, plan) -> EngineOutput:
     """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
-    return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan), plan.options.get("grid"))
+    return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan))
 
 
 @register("mpi", "gpu-rows", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)

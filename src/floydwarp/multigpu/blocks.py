@@ -1,10 +1,9 @@
 """A process's block of the start matrix on its GPU, and its results back to the host.
 
 Every process of the multi-GPU engines holds one block (:class:`~.partition.BlockPartition`)
-and builds it itself: an edge list goes up whole (compact: 8 bytes an edge in int32, half
-a GB at n = 32768 and 5 %) and each GPU keeps the edges inside its block
-(:func:`floydwarp.gpu.start.from_edges`); a dense matrix comes up band by band from host
-rows.  No process builds an n^2 host matrix for another.
+and builds it itself: the edges leaving its rows go up (compact: 8 bytes an edge in int32)
+and its GPU keeps those inside its block (:func:`floydwarp.gpu.start.from_edges`); a dense
+matrix comes up band by band from host rows.  No process builds an n^2 host matrix for another.
 """
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ BAND_BYTES = 256 << 20
 
 class EdgeBlocks:
     """Blocks built on the device from the n vertices' distinct ``edges = (src, dst, w)``
-    (host arrays: the graph's, or a shared file's columns)."""
+    (host arrays sorted by source): a block's GPU gets only the edges leaving its rows."""
 
     def __init__(self, edges, n: int):
         self.edges, self.n = edges, int(n)
@@ -29,7 +28,9 @@ class EdgeBlocks:
 
         r0, nr = part.row_extent(grid.my_row)
         c0, nc = part.col_extent(grid.my_col)
-        return start.from_edges(self.edges, self.n, nr, nc, dtype, inf, origin=(r0, c0))
+        src = self.edges[0]
+        a, b = np.searchsorted(src, [r0, r0 + nr])
+        return start.from_edges(tuple(e[a:b] for e in self.edges), self.n, nr, nc, dtype, inf, origin=(r0, c0))
 
 
 class RowBlocks:
@@ -62,7 +63,7 @@ def of_graph(graph, dtype, inf):
     """How a process holding ``graph`` builds its block: from its edges, unless it is dense."""
     if graph.is_dense:
         return RowBlocks(lambda lo, hi, c0, c1: graph.matrix_rows(lo, hi, dtype, inf)[:, c0:c1])
-    return EdgeBlocks(graph.edges(), graph.n)
+    return EdgeBlocks(graph.edges_of_rows(0, graph.n), graph.n)
 
 
 def real_extent(part: BlockPartition, grid: ProcessGrid):

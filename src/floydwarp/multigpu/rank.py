@@ -49,6 +49,14 @@ from .timeline import COLUMNS as TIMELINE_COLUMNS, Timeline, summarize
 DEFAULT_WIDTH = 512
 #: ``gpu-rows``: seed 002 broadcasts row k; we broadcast one 64-row panel at a time
 ROWS_WIDTH = UNIT
+#: why ``grid`` and ``block_size`` default as they do (``choices``: the result's metadata says it);
+#: measured with the threads launcher on 4 x H200, int32, whole call and compute stage
+#: (bench/results/multigpu/grid-width-sweep-h200x4.json)
+GRID_REASON = ("the most square grid with rows <= columns: on 4 x H200, 2 x 2 ran fastest (n = 32768: compute "
+               "0.635 s against 0.650 s on 4 x 1 and 0.655 s on 1 x 4; n = 65536: 4.83 s against 5.15 s on 1 x 4); "
+               "on 2 GPUs 1 x 2 and 2 x 1 tie")
+WIDTH_REASON = ("512-column panels: 256 and 1024 measured within 1 % of 512 on 2 and 4 x H200 at n = 32768 and "
+                "65536 (narrower: more rounds, each with its pivot and copies; wider: longer pivot work a round)")
 #: the dtypes of the multi-GPU algorithms
 GPU_DTYPES = ("int16", "int32", "int64", "float32", "float64")
 
@@ -253,6 +261,20 @@ def width_of(plan, default=DEFAULT_WIDTH) -> int:
         raise FloydwarpError(f"block_size for the multi-GPU engines is the panel width: a positive multiple of "
                              f"{UNIT} (e.g. 256, 512, 1024), got {plan.block_size}")
     return w
+
+
+def choices(plan, grid_shape) -> dict:
+    """Why this run's grid and panel width are what they are: asked for, the algorithm's own, or
+    the defaults' measured reasons (:data:`GRID_REASON`, :data:`WIDTH_REASON`)."""
+    if grid_shape is not None:
+        grid = "the algorithm's (rows of panels: P x 1)"
+    elif plan.options.get("grid") is not None:
+        grid = "asked for (grid=)"
+    else:
+        grid = GRID_REASON
+    width = "asked for (block_size=)" if plan.block_size else (
+        "the algorithm's (64-row panels)" if grid_shape is not None else WIDTH_REASON)
+    return {"grid_choice": grid, "width_choice": width}
 
 
 def gpu_count(plan) -> int:

@@ -99,6 +99,6 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     first = out[0]
     timings = dict(first["timings"], start=start)
     meta = dict(first["metadata"], gpus=gpus, launcher="threads of this process, one per GPU",
-                peer_access=all(access.values()))
+                peer_access=all(access.values()), **rank_engine.choices(plan, grid_shape))
     return EngineOutput(host.result(), None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         metadata=meta)
