@@ -25,15 +25,17 @@ from ..errors import FloydwarpError
 from ..draws import PER_PAIR_FROM, ROWS_PER_BLOCK, block_streams, potentials
 from ..graph import Graph
 from ..numeric import WeightStats
-from . import modules
+from . import device, modules
 
 #: draws per thread of the place passes (gaps; pairs) and 32-bit halves of the weight passes (even)
 GAP_CHUNK, PAIR_CHUNK, WEIGHT_CHUNK = 256, 2048, 512
 _THREADS = 128
 #: the widest weight range drawn here: NumPy draws wider ones 64 bits at a time
 MAX_RANGE = 2 ** 32 - 2
-_KERNELS = ("fw_gen_place_count", "fw_gen_place_scan", "fw_gen_place_fill", "fw_gen_weight_count", "fw_gen_scan",
+#: the kernels of kernels/generate.cu, one module (device.Start can load it ahead)
+KERNELS = ("fw_gen_place_count", "fw_gen_place_scan", "fw_gen_place_fill", "fw_gen_weight_count", "fw_gen_scan",
             "fw_gen_weight_fill", "fw_gen_finish")
+MODULE = ("generate.cu", KERNELS)
 
 
 def unsupported(weights, real=False) -> str | None:
@@ -87,16 +89,16 @@ def lemire_threshold(span: int) -> int:
 
 def erdos_renyi(n, percent, seed, weights, potential, directed, real=False) -> Graph:
     """:func:`floydwarp.generate.erdos_renyi` on the GPU (arguments checked there)."""
-    import cupy as cp
-
-    reason = unsupported(weights, real)
+    reason = unsupported(weights, real) or device.probe()
     if reason:
         raise FloydwarpError(f"cannot draw this graph on the GPU: {reason}")
+    import cupy as cp
+
     lo, hi = weights
     p = percent / 100.0
     potential_stream, streams = block_streams(n, seed)
     cells = block_cells(n, directed)
-    kernels = {name: modules.kernel("generate.cu", name, _KERNELS) for name in _KERNELS}
+    kernels = {name: modules.kernel("generate.cu", name, KERNELS) for name in KERNELS}
     mode = 0 if p <= 0 or n < 2 else (2 if p >= PER_PAIR_FROM else 1)
     places = _Places(cp, kernels, stream_states([s[0] for s in streams]), cells, n, directed, mode, p) if mode else None
     edges = places.edges if places else np.zeros(len(cells), np.int64)

@@ -152,9 +152,13 @@ def dense_on_device(graph) -> bool:
 
 
 def wants_device(plan, on_device_input: bool) -> bool:
+    """Whether the result stays on the device: ``output="device"``, or by default for a device
+    input and for a result bound for an ``.npy`` file (``output_file``), which is then written
+    from the device through pinned staging, with no copy of the whole matrix in host memory."""
     out = plan.options.get("output", "auto")
     if out in (None, "auto"):
-        return on_device_input
+        bound = plan.options.get("output_file")
+        return on_device_input or (bound is not None and str(bound).lower().endswith(".npy"))
     if out == "device":
         return True
     if out == "host":
