@@ -12,20 +12,16 @@ import numpy as np
 
 from .errors import FloydwarpError
 from .cpu.team import usable_cores
+from .draws import PER_PAIR_FROM, ROWS_PER_BLOCK, block_streams, potentials
 from .graph import Graph, check_vertex_count
 from .numeric import WeightStats
 
-#: rows per block; the blocks and their streams depend on n alone
-_ROWS_PER_CHUNK = 1024
 #: gaps (pairs, weights) drawn per step: a few hundred KiB of temporaries, in cache
 _GAPS_PER_STEP = 1 << 16
-#: the density from which one uniform number per pair (~2.7 + 3.6 p ns a pair on the 2-core
-#: box) is cheaper than a geometric gap per edge (~10.5 p ns a pair)
-_PER_PAIR_FROM = 0.4
 
 
 def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16),
-                potential: int = 0, directed: bool = True, real: bool = False) -> Graph:
+                potential: int = 0, directed: bool = True, real: bool = False, device: bool = False) -> Graph:
     """A random graph: each ordered pair (i != j) is an edge with probability ``percent / 100``.
 
     Parameters
@@ -50,6 +46,11 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
     real : bool
         True draws the weights uniformly from ``[lo, hi)`` as float64 instead of
         integers (fractional weights: no integer arithmetic for float runs).
+    device : bool
+        True draws the graph on the GPU (CuPy; gpu/generate.py): the same graph, in
+        milliseconds, whose edges stay in GPU memory, where a ``backend="gpu"`` solve
+        builds its start matrix from them (they come to the host only when asked for).
+        Integer weights whose range ``hi - lo`` is below 2**32 - 1.
 
     Notes
     -----
@@ -92,20 +93,21 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
     lo, hi = (int(w) for w in weights)
     if lo > hi:
         raise FloydwarpError(f"weight range {lo}..{hi} is empty")
+    if device:
+        from .gpu.generate import erdos_renyi as on_device
+
+        return on_device(n, percent, seed, (lo, hi), int(potential), directed, real)
     p = percent / 100.0
-    starts = range(0, n, _ROWS_PER_CHUNK)
-    potential_stream, *chunk_streams = np.random.SeedSequence(seed).spawn(1 + len(starts))
-    blocks = [_Block(start, min(_ROWS_PER_CHUNK, n - start), n, directed, stream)
-              for start, stream in zip(starts, chunk_streams)]
+    potential_stream, streams = block_streams(n, seed)
+    blocks = [_Block(start, min(ROWS_PER_BLOCK, n - start), n, directed, place, weight)
+              for start, (place, weight) in zip(range(0, n, ROWS_PER_BLOCK), streams)]
     with _Pool(len(blocks)) as pool:
         pool.map(lambda b: b.draw_edges(p), blocks)
         m = sum(b.edges for b in blocks)
         total = m if directed else 2 * m
         src, dst = np.empty(total, np.int64), np.empty(total, np.int64)
         w = np.empty(total, np.float64 if real else np.int64)
-        h = (np.random.Generator(np.random.PCG64(potential_stream)).integers(0, int(potential) + 1, size=n,
-                                                                             dtype=np.int64)
-             if potential > 0 else None)
+        h = potentials(potential_stream, potential, n) if potential > 0 else None
         first = np.cumsum([0] + [b.edges for b in blocks])
         stats = pool.map(lambda bf: bf[0].fill(src, dst, w, bf[1], m, lo, hi, real, h), zip(blocks, first))
     return Graph._from_generated(n, (src, dst, w), _joined_stats(n, stats), by_source=directed)
@@ -115,9 +117,9 @@ class _Block:
     """One block of rows: its candidate pairs numbered row by row, its two streams (the
     edges' places, their weights), and the targets of its edges once drawn."""
 
-    def __init__(self, start, rows, n, directed, stream):
+    def __init__(self, start, rows, n, directed, place_stream, weight_stream):
         self.start, self.rows, self.n, self.directed = start, rows, n, directed
-        self.place_stream, self.weight_stream = stream.spawn(2)
+        self.place_stream, self.weight_stream = place_stream, weight_stream
         per_row = np.full(rows, n - 1, np.int64) if directed else n - 1 - np.arange(start, start + rows, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(per_row)])     # row r's pairs: offsets[r] ..
         self.counts = np.zeros(rows, np.int64)                        # edges per row
@@ -184,11 +186,11 @@ class _Block:
 
 def _places(rng, cells, p):
     """The pair numbers (0 .. cells-1) that Bernoulli(p) trials hit, in sorted batches: from
-    geometric gaps below :data:`_PER_PAIR_FROM`, from one uniform number per pair above it,
+    geometric gaps below :data:`PER_PAIR_FROM`, from one uniform number per pair above it,
     and every pair at p = 1."""
     if p >= 1:
         return _all_places(cells)
-    return _pair_places(rng, cells, p) if p >= _PER_PAIR_FROM else _gap_places(rng, cells, p)
+    return _pair_places(rng, cells, p) if p >= PER_PAIR_FROM else _gap_places(rng, cells, p)
 
 
 def _gap_places(rng, cells, p):

@@ -204,3 +204,20 @@ def k_order_algorithm(name, n) -> Implementation:
     if not found:
         raise FloydwarpError(f"backend {name!r} has no k-order algorithm with predecessors for n = {n}")
     return found[0]
+
+
+def vectorized_variant(backend: str, algorithm: str, n: int) -> tuple[str, str]:
+    """Seed 000's ``-v``: the backend and its ``<algorithm>-vec`` variant for n vertices, where
+    the backend has vectorized variants (else the backend and ``algorithm`` unchanged)."""
+    name = resolve_backend(backend, n)
+    impls = algorithms(name)
+    variants = [i.algorithm for i in impls if i.algorithm.endswith("-vec")]
+    if not variants:                                  # e.g. the CPU: nothing to switch
+        return name, algorithm
+    base = next(i.algorithm for i in impls if i.default) if algorithm == "auto" else algorithm
+    if base.endswith("-vec"):
+        return name, base
+    if f"{base}-vec" in variants:
+        return name, f"{base}-vec"
+    bases = ", ".join(f"-a {v.removesuffix('-vec')}" for v in variants)
+    raise FloydwarpError(f"{name}/{base} has no vectorized variant; -v works with {bases}")

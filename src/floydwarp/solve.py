@@ -42,8 +42,11 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     progress : bool or callable, optional
         ``True`` draws a progress bar; a callable receives ``(done, total)``.
     **options
-        Backend-specific options (e.g. ``output="host"`` for the GPU).  ``mpi``:
-        ``output_file="NAME.npy"`` lets every rank write its part of the result into
+        Backend-specific options (e.g. ``output="host"`` for the GPU).
+        ``output_file="NAME.npy"`` names the file the result is bound for: ``gpu`` then keeps
+        the result on the device (unless ``output="host"``), from where ``io.write_result``
+        streams it into the file with no copy of the whole matrix in host memory.  ``mpi``:
+        it lets every rank write its part of the result into
         that file (the ``.npy`` result layout) when rank 0 cannot gather it, and
         ``parallel_write=True`` does so always; the Result on rank 0 then reads the
         file through read-only memory maps.  Without ``output_file`` a result too

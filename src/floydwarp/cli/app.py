@@ -240,10 +240,10 @@ def split_names(values) -> list[str]:
     return [v for value in values or () for v in value.replace(" ", "").split(",") if v]
 
 
-def generate_graph(n, percent, seed, weights, potential, undirected):
+def generate_graph(n, percent, seed, weights, potential, undirected, device=False):
     from ..generate import erdos_renyi
     return erdos_renyi(n, percent, seed=seed, weights=parse_weights(weights), potential=potential,
-                       directed=not undirected)
+                       directed=not undirected, device=device)
 
 
 def describe_generation(percent, seed, weights, potential, undirected) -> str:

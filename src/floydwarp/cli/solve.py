@@ -1,27 +1,26 @@
-"""``floydwarp solve``: shortest paths of a graph file or of a generated graph."""
+"""``floydwarp solve``: shortest paths of a graph file or of a generated graph.
+
+The command is its arguments, checked before any work, and one call of ``floydwarp.solve``;
+which backend runs and where its result lives are the library's choices (a result bound for
+``-o NAME.npy`` is named to the call as ``output_file``: the gpu backend keeps it on the device
+and the file is written from there, the mpi ranks write their parts themselves).
+"""
 from __future__ import annotations
 
 import json
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 
 import click
-import numpy as np
 from click.core import ParameterSource
 
-from .. import registry
 from .app import (GENERATION_OPTIONS, Argument, app, describe_generation, generate_graph, generation_options,
                   parse_bytes)
-
-#: --check recomputes with the reference backend up to this n, with the cpu backend above it.
-CHECK_REFERENCE_MAX_N = 3000
-#: -V prints the whole matrix up to this n, else its corners.
-PRINT_FULL_MAX_N = 12
-PRINT_EDGE = 4
-MAX_LISTED = 10
+from .clock import Before
+from .solve_report import (CHECK_REFERENCE_MAX_N, PRINT_FULL_MAX_N, describe_cycles, format_matrix,
+                           progress_wanted, run_check)
 
 FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists), .npy, .npz"
 
@@ -38,6 +37,10 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 @click.option("--dtype", metavar="TYPE", default="auto",
               help="Distance type: auto, int16, int32, int64, float32 or float64.  auto takes the narrowest "
                    "that provably holds every shortest path; a type that cannot is refused.")
+@click.option("--generate-on", type=click.Choice(["auto", "host", "gpu"]), default="auto",
+              help="Where --generate draws the graph: gpu draws the same graph as host on the GPU (milliseconds "
+                   "where the host takes seconds; its edges stay in GPU memory); auto: on the GPU when --backend "
+                   "gpu solves it.")
 @click.option("--backend", metavar="NAME", default="auto", help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")
 @click.option("--algorithm", "-a", metavar="NAME", default="auto",
               help="The backend's algorithm (see 'floydwarp info'); auto is its default.")
@@ -80,87 +83,162 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 @click.option("--resume", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Finish the run checkpointed in DIR, with the settings it was started with.")
 @click.pass_context
-def solve(ctx, input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm, block_size,
-          threads, vectorize, predecessors, check, verbose, distributed, gpus, output, parallel_write, workdir,
-          max_gpu_memory, checkpoint, checkpoint_every, resume):
+def solve(ctx, **given):
     """All-pairs shortest paths of a graph file or of a generated graph."""
+    before = Before()
+    job = _checked(ctx, given)
+    gpu = _gpu_start(job)
+    graph, source = _graph(job, before, gpu)
+    if gpu is not None:
+        waited = gpu.wait()
+        if waited > 0.001:
+            before.mark("gpu start", "CuPy and the CUDA context")
     import floydwarp as fw
-    from .. import numeric
 
-    if resume is not None:
-        given = [f"--{name.replace('_', '-')}" for name in RUN_SETTINGS
-                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
-        if given or checkpoint is not None:
-            raise click.UsageError(f"--resume continues the run saved in {resume} with its own settings; "
-                             f"drop {', '.join(given) or '--checkpoint'}", ctx)
-        saved = load_run_settings(resume)
-        (input, generate, percent, seed, weights, potential, undirected, dtype, backend, algorithm,
-         block_size, predecessors, distributed, output, checkpoint_every, max_gpu_memory) = (
-            saved.get(k) for k in RUN_SETTINGS)
-        checkpoint = resume
-    if (input is None) == (generate is None):
-        raise click.UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
-    if input is not None:
-        given = [f"--{name}" for name in GENERATION_OPTIONS
-                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
-        if given:
-            raise click.UsageError(f"{', '.join(given)} only apply with --generate", ctx)
-    if dtype != "auto":
-        numeric.canonical_dtype(dtype)               # refuse int8, "foo", ... before any work
-    if output is not None:
-        from ..io import check_result_path
-        # now, not after the solve: a format, folder or input the write would refuse
-        check_result_path(output, inputs=() if input is None else (input,))
-
-    if input is not None:
-        from ..io import read_graph
-        graph = read_graph(input)
-        source = str(input)
-    else:
-        graph = generate_graph(generate, percent, seed, weights, potential, undirected)
-        source = describe_generation(percent, seed, weights, potential, undirected)
-    if vectorize:
-        backend, algorithm = vectorized_variant(backend, algorithm, graph.n)
-    if distributed:
-        if backend not in ("auto", "mpi"):
-            raise click.UsageError(f"--distributed runs the mpi backend, not {backend!r}", ctx)
-        backend = "mpi"
-        announce_ranks()
-
-    options = {} if workdir is None else {"workdir": workdir}
-    if max_gpu_memory is not None:
-        options["max_gpu_memory"] = parse_bytes(max_gpu_memory, "--max-gpu-memory")
-    if parallel_write and not (distributed and output is not None and output.suffix.lower() == ".npy"):
-        raise click.UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes into)", ctx)
-    if distributed and output is not None and output.suffix.lower() == ".npy":
-        # the ranks write this file themselves when rank 0 cannot gather the result (or with --parallel-write)
-        options.update(output_file=output, parallel_write=True if parallel_write else None)
-    if gpus is not None:
-        if distributed or backend not in ("auto", "multigpu"):
-            raise click.UsageError("--gpus runs a thread per GPU of this machine (the multigpu backend); under "
-                                   "mpiexec use --distributed -a gpu-2d instead", ctx)
-        backend = "multigpu"
-        options["gpus"] = gpus
-    if output is not None and output.suffix.lower() == ".npy" and not distributed \
-            and registry.resolve_backend(backend, graph.n) == "gpu":
-        # the result stays on the device and streams from there into the file (io/npy.save):
-        # no full copy of it is made in host memory
-        options["output"] = "device"
-    if checkpoint is not None:
-        if resume is None:
-            save_run_settings(checkpoint, dict(
-                input=input, generate=generate, percent=percent, seed=seed, weights=weights, potential=potential,
-                undirected=undirected, dtype=dtype, backend=backend, algorithm=algorithm, block_size=block_size,
-                predecessors=predecessors, distributed=distributed, output=output, checkpoint_every=checkpoint_every,
-                max_gpu_memory=max_gpu_memory))
-        options.update(checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
     start = time.perf_counter()
-    result = fw.solve(graph, dtype=dtype, backend=backend, algorithm=algorithm, predecessors=predecessors,
-                      block_size=block_size, threads=threads, progress=progress_wanted(), **options)
+    result = fw.solve(graph, **_call_arguments(job, graph.n))
     wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
+    _report(ctx, job, graph, source, result, wall, before)
 
+
+# ---------------------------------------------------------------- the arguments
+#: The options a checkpointed run saves beside its checkpoint, for --resume.
+RUN_SETTINGS = ("input", "generate", "percent", "seed", "weights", "potential", "undirected", "dtype", "backend",
+                "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every",
+                "max_gpu_memory")
+RUN_FILE = "run.json"
+
+
+def _checked(ctx, given: dict) -> dict:
+    """The command's settings, every combination checked before any work (a resumed run's
+    settings are those it saved)."""
+    from .. import numeric
+
+    job = dict(given)
+    if job["resume"] is not None:
+        named = [f"--{name.replace('_', '-')}" for name in RUN_SETTINGS
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+        if named or job["checkpoint"] is not None:
+            raise click.UsageError(f"--resume continues the run saved in {job['resume']} with its own settings; "
+                                   f"drop {', '.join(named) or '--checkpoint'}", ctx)
+        job.update(load_run_settings(job["resume"]), checkpoint=job["resume"])
+    if (job["input"] is None) == (job["generate"] is None):
+        raise click.UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
+    if job["input"] is not None:
+        named = [f"--{name.replace('_', '-')}" for name in (*GENERATION_OPTIONS, "generate_on")
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+        if named:
+            raise click.UsageError(f"{', '.join(named)} only apply with --generate", ctx)
+    if job["dtype"] != "auto":
+        numeric.canonical_dtype(job["dtype"])        # refuse int8, "foo", ... before any work
+    output = job["output"]
+    job["npy"] = output is not None and output.suffix.lower() == ".npy"
+    if output is not None:
+        from ..io import check_result_path
+        # now, not after the solve: a format, folder or input the write would refuse
+        check_result_path(output, inputs=_inputs(job))
+    if job["distributed"] and job["backend"] not in ("auto", "mpi"):
+        raise click.UsageError(f"--distributed runs the mpi backend, not {job['backend']!r}", ctx)
+    if job["parallel_write"] and not (job["distributed"] and job["npy"]):
+        raise click.UsageError("--parallel-write needs --distributed and -o NAME.npy (the file every rank writes "
+                               "into)", ctx)
+    if job["gpus"] is not None and (job["distributed"] or job["backend"] not in ("auto", "multigpu")):
+        raise click.UsageError("--gpus runs a thread per GPU of this machine (the multigpu backend); under "
+                               "mpiexec use --distributed -a gpu-2d instead", ctx)
+    if job["max_gpu_memory"] is not None:
+        job["max_gpu_bytes"] = parse_bytes(job["max_gpu_memory"], "--max-gpu-memory")
+    if job["checkpoint"] is not None and job["resume"] is None:
+        save_run_settings(job["checkpoint"], {k: job[k] for k in RUN_SETTINGS})
+    return job
+
+
+def _inputs(job) -> tuple:
+    return () if job["input"] is None else (job["input"],)
+
+
+def _on_gpu(job) -> bool:
+    """Whether --generate draws the graph on the GPU."""
+    if job["generate"] is None or job["generate_on"] == "host":
+        return False
+    if job["generate_on"] == "gpu":
+        return True
+    from ..gpu.generate import unsupported
+
+    return job["backend"] == "gpu" and unsupported(_weights(job)) is None
+
+
+def _weights(job):
+    from .app import parse_weights
+
+    return parse_weights(job["weights"])
+
+
+def _gpu_start(job):
+    """The GPU's start (CuPy, the CUDA context, the generator's kernels) in a thread of its
+    own, for a run that names the GPU: it goes on while the graph is read or generated."""
+    if job["backend"] != "gpu" and not _on_gpu(job):
+        return None
+    from ..gpu.warm import Start
+    from ..gpu.generate import MODULE
+
+    return Start([MODULE] if _on_gpu(job) else [])
+
+
+def _graph(job, before, gpu):
+    """The graph and how the output names it: read from INPUT, or generated."""
+    if job["input"] is not None:
+        from ..io import read_graph
+
+        graph = read_graph(job["input"])
+        before.mark("read")
+        return graph, str(job["input"])
+    on_gpu = _on_gpu(job)
+    if on_gpu and gpu is not None and gpu.wait() > 0.001:
+        before.mark("gpu start", "CuPy and the CUDA context")
+    if on_gpu and job["generate_on"] == "auto":
+        from ..gpu.device import probe
+
+        on_gpu = probe() is None                     # no GPU here: the solve says why
+    graph = generate_graph(job["generate"], job["percent"], job["seed"], job["weights"], job["potential"],
+                           job["undirected"], device=on_gpu)
+    before.mark("generate", "on the GPU" if on_gpu else "on the host")
+    source = describe_generation(job["percent"], job["seed"], job["weights"], job["potential"], job["undirected"])
+    return graph, source
+
+
+def _call_arguments(job, n: int) -> dict:
+    """The keyword arguments of the ``floydwarp.solve`` call for a graph of n vertices."""
+    backend, algorithm = job["backend"], job["algorithm"]
+    if job["vectorize"]:
+        from ..registry import vectorized_variant
+
+        backend, algorithm = vectorized_variant(backend, algorithm, n)
+    options = {}
+    if job["distributed"]:
+        backend = "mpi"
+        announce_ranks()
+    if job["gpus"] is not None:
+        backend = "multigpu"
+        options["gpus"] = job["gpus"]
+    if job["workdir"] is not None:
+        options["workdir"] = job["workdir"]
+    if job.get("max_gpu_bytes") is not None:
+        options["max_gpu_memory"] = job["max_gpu_bytes"]
+    if job["npy"]:
+        # where the result goes: the backend may write it there itself (mpi ranks) or keep it
+        # where the file is written from (the gpu backend keeps it on the device)
+        options["output_file"] = job["output"]
+        if job["distributed"]:
+            options["parallel_write"] = True if job["parallel_write"] else None
+    if job["checkpoint"] is not None:
+        options.update(checkpoint=job["checkpoint"], checkpoint_every=job["checkpoint_every"], resume=job["resume"])
+    return dict(dtype=job["dtype"], backend=backend, algorithm=algorithm, predecessors=job["predecessors"],
+                block_size=job["block_size"], threads=job["threads"], progress=progress_wanted(), **options)
+
+
+def _report(ctx, job, graph, source, result, wall, before):
     from ..bench.report import format_rate, format_seconds   # the bench package: only when printing
 
     echo = click.echo
@@ -169,32 +247,24 @@ def solve(ctx, input, generate, percent, seed, weights, potential, undirected, d
     echo(f"edges:     {graph.num_edges:,}")
     echo(f"dtype:     {result.dtype.name}")
     echo(f"backend:   {result.backend}/{result.algorithm}")
+    echo(f"before:    {before.line(format_seconds)}")
     echo(f"time:      {format_seconds(wall)} (compute {format_seconds(result.compute_time)})")
     echo(f"stages:    {', '.join(f'{k} {format_seconds(v)}' for k, v in result.timings.items())}")
     echo(f"rate:      {format_rate(result.relaxations_per_second)} (n^3 / compute time)")
     echo(f"negative cycle: {describe_cycles(result)}")
-
-    failed = False
-    if check:
-        failed = not run_check(result, graph)
+    failed = job["check"] and not run_check(result, graph)
+    output = job["output"]
     if output is not None:
-        written_by = result.metadata.get("written_by_ranks") if result.metadata.get("output_file") == str(output) else None
+        written_by = result.metadata.get("written_by_ranks") if result.metadata.get("output_file") == str(output) \
+            else None
         if written_by is None:
             from ..io import write_result
-            write_result(result, output, inputs=() if input is None else (input,))
+            write_result(result, output, inputs=_inputs(job))
         echo(f"output:    {output}" + (f" (written by {written_by} ranks)" if written_by else ""))
-    if verbose:
+    if job["verbose"]:
         echo(format_matrix(result))
     if failed:
         ctx.exit(1)
-
-
-# ---------------------------------------------------------------- pieces
-#: The options a checkpointed run saves beside its checkpoint, for --resume.
-RUN_SETTINGS = ("input", "generate", "percent", "seed", "weights", "potential", "undirected", "dtype", "backend",
-                "algorithm", "block_size", "predecessors", "distributed", "output", "checkpoint_every",
-                "max_gpu_memory")
-RUN_FILE = "run.json"
 
 
 def save_run_settings(folder: Path, settings: dict):
@@ -220,11 +290,6 @@ def load_run_settings(folder: Path) -> dict:
     return saved
 
 
-def progress_wanted() -> bool:
-    """A progress bar (tqdm, with ETA) only on a terminal: nothing extra in pipes, files and logs."""
-    return sys.stderr.isatty()
-
-
 def announce_ranks():
     """One stderr line from rank 0 mapping ranks to processes, so that a launcher's report of a
     dead PID names the rank."""
@@ -234,127 +299,3 @@ def announce_ranks():
     table = comm.gather(f"{comm.Get_rank()}:{os.getpid()}@{socket.gethostname()}", root=0)
     if comm.Get_rank() == 0:
         click.echo(f"floydwarp: {comm.Get_size()} MPI ranks (rank:pid@host) {' '.join(table)}", err=True)
-
-
-def vectorized_variant(backend: str, algorithm: str, n: int) -> tuple[str, str]:
-    """Seed 000's -v: the ``<algorithm>-vec`` variant where the backend has vectorized variants."""
-    from .. import registry
-    from ..errors import FloydwarpError
-
-    name = registry.resolve_backend(backend, n)
-    impls = registry.algorithms(name)
-    variants = [i.algorithm for i in impls if i.algorithm.endswith("-vec")]
-    if not variants:                                  # e.g. the CPU: nothing to switch
-        return name, algorithm
-    base = next(i.algorithm for i in impls if i.default) if algorithm == "auto" else algorithm
-    if base.endswith("-vec"):
-        return name, base
-    if f"{base}-vec" in variants:
-        return name, f"{base}-vec"
-    bases = ", ".join(f"-a {v.removesuffix('-vec')}" for v in variants)
-    raise FloydwarpError(f"{name}/{base} has no vectorized variant; -v works with {bases}")
-
-
-def describe_cycles(result) -> str:
-    if not result.has_negative_cycle:
-        return "none"
-    vertices = [result.label(int(v)) for v in result.negative_cycle_vertices]
-    listed = ", ".join(map(str, vertices[:MAX_LISTED]))
-    more = f", ... ({len(vertices)} vertices)" if len(vertices) > MAX_LISTED else ""
-    return f"yes, through vertices [{listed}{more}]; pairs it reaches have no shortest path"
-
-
-def run_check(result, graph) -> bool:
-    """Recompute independently, print the verdict and the checksum; True when they match."""
-    import floydwarp as fw
-    from ..checksum import checksum, format_checksum
-
-    # Above the reference's reach, check with a cpu algorithm other than the one being checked.
-    if result.n <= CHECK_REFERENCE_MAX_N:
-        check_backend, check_algorithm = "reference", "auto"
-    else:
-        same = result.backend == "cpu" and result.algorithm == "blocked"
-        check_backend, check_algorithm = "cpu", "rows" if same else "blocked"
-    # a result narrowed to a storage dtype (uint8 hop counts) is checked against the auto choice
-    dtype = result.dtype.name if result.dtype.name in fw.DTYPES else "auto"
-    expected = fw.solve(graph, dtype=dtype, backend=check_backend, algorithm=check_algorithm,
-                        progress=progress_wanted())
-    count, first = mismatches(result, expected, exact=graph.weight_stats().integral)
-    against = f"{expected.backend}/{expected.algorithm}"
-    if count == 0:
-        click.echo(f"check:     match ({against}, {result.dtype.name})")
-    else:
-        click.echo(f"check:     MISMATCH in {count:,} entries against {against}; first {len(first)} (i, j, got, expected):")
-        for i, j, got, exp in first:
-            click.echo(f"  {i} {j} {got} {exp}")
-    click.echo(f"checksum:  {format_checksum(checksum(result))} (Fletcher-16 of the int64 distances)")
-    return count == 0
-
-
-def mismatches(result, expected, *, exact=True, limit=MAX_LISTED):
-    """How many entries differ, and the first ``limit`` as (i, j, got, expected).
-
-    ``exact``: compare exactly (integer weights); else float results may differ by rounding.
-    Entries with a negative cycle on the way have no defined value (it depends on the
-    order of the updates): there only reachability is compared.
-    """
-    from ..arrays import to_host
-
-    got_d, exp_d = result.dist, expected.dist
-    cycles = result.negative_cycles
-    n = result.n
-    exact = exact or result.dtype.kind in "iu"
-    rtol = 1e-5 if result.dtype == np.float32 else 1e-12
-    rows = max(1, (16 << 20) // (8 * max(n, 1)))
-    count, first = 0, []
-    for s in range(0, n, rows):
-        g, e = to_host(got_d[s:s + rows]), to_host(exp_d[s:s + rows])
-        # reachability first: the two results' INF may differ (uint8 hop counts against int16)
-        reached = g < result.inf
-        same = (g == e) if exact else np.isclose(g, e, rtol=rtol, atol=0)
-        bad = (reached != (e < expected.inf)) | (reached & ~same)
-        if cycles:
-            through = (cycles.reach_to[:, s:s + rows].T.astype(np.float32)
-                       @ cycles.reach_from.astype(np.float32)) > 0
-            bad = np.where(through, (g < result.inf) != (e < expected.inf), bad)
-        count += int(bad.sum())
-        for i, j in np.argwhere(bad)[:limit - len(first)]:
-            first.append((s + int(i), int(j), _cell(g[i, j], result.inf), _cell(e[i, j], expected.inf)))
-    if sorted(result.negative_cycle_vertices.tolist()) != sorted(expected.negative_cycle_vertices.tolist()):
-        count += 1
-    return count, first
-
-
-def _cell(value, inf) -> str:
-    if not value < inf:
-        return "inf"
-    return str(int(value)) if float(value).is_integer() else f"{float(value):.6g}"
-
-
-def format_matrix(result) -> str:
-    """The distance matrix as text: 'inf' unreachable, '-inf' through a negative cycle; corners when large."""
-    from ..arrays import to_host
-
-    n = result.n
-    if n <= PRINT_FULL_MAX_N:
-        idx = list(range(n))
-    else:
-        idx = list(range(PRINT_EDGE)) + [None] + list(range(n - PRINT_EDGE, n))
-    real = [i for i in idx if i is not None]
-    sub = to_host(result.dist[np.ix_(real, real)]) if real else np.zeros((0, 0))
-    pos = {v: k for k, v in enumerate(real)}
-
-    def cell(i, j):
-        if i is None or j is None:
-            return "..."
-        if result.has_negative_cycle and result.negative_cycles.affects(i, j) and sub[pos[i], pos[j]] < result.inf:
-            return "-inf"
-        return _cell(sub[pos[i], pos[j]], result.inf)
-
-    header = [""] + ["..." if j is None else str(result.label(j)) for j in idx]
-    table = [header] + [["..." if i is None else str(result.label(i))] + [cell(i, j) for j in idx] for i in idx]
-    width = max(len(c) for row in table for c in row)
-    lines = [" ".join(c.rjust(width) for c in row) for row in table]
-    if n > PRINT_FULL_MAX_N:
-        lines.append(f"(first and last {PRINT_EDGE} of {n:,} rows and columns)")
-    return "distances:\n" + "\n".join(lines)

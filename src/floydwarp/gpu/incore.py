@@ -4,7 +4,8 @@ A run (:func:`execute`):
 
 1. check that the padded matrices fit in free device memory (before allocating);
 2. build the start matrix in a pitched, padded device buffer (layout.py): an edge
-   list is uploaded and scattered on the device (no n^2 host matrix); a dense host
+   list is uploaded and scattered on the device (no n^2 host matrix), one drawn on the
+   device (generate.py) is scattered from where it lies; a dense host
    matrix goes up through pinned staging, converted into the staging buffers as it goes
    (transfer.GraphRows: no n^2 host copy in the run's dtype); a dense CuPy matrix stays on the
    device;
@@ -151,9 +152,13 @@ def dense_on_device(graph) -> bool:
 
 
 def wants_device(plan, on_device_input: bool) -> bool:
+    """Whether the result stays on the device: ``output="device"``, or by default for a device
+    input and for a result bound for an ``.npy`` file (``output_file``), which is then written
+    from the device through pinned staging, with no copy of the whole matrix in host memory."""
     out = plan.options.get("output", "auto")
     if out in (None, "auto"):
-        return on_device_input
+        bound = plan.options.get("output_file")
+        return on_device_input or (bound is not None and str(bound).lower().endswith(".npy"))
     if out == "device":
         return True
     if out == "host":
@@ -171,7 +176,8 @@ def size(graph, plan, tile: int) -> Sizing:
     to_device = wants_device(plan, on_device)
     lay = Layout.make(n, dtype.itemsize, tile, plan.predecessors)
     if dense is None:
-        staging = graph.num_edges * 24
+        # uploaded edges' compact columns (none for edges drawn on the device: they are there)
+        staging = 0 if graph.device_edges() is not None else graph.num_edges * 24
     elif on_device:
         staging = min(n * n, DEVICE_BAND_ENTRIES) * (10 + dtype.itemsize)   # one band's temporaries
     else:
@@ -213,6 +219,8 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
         elif dense is not None:
             d = start.matrix(lay.N, lay.pitch, dtype, inf)
             transfer.upload(transfer.Pitched.of(d, n, n), transfer.GraphRows(graph, dtype, inf))
+        elif graph.device_edges() is not None:
+            d = start.from_device_edges(graph.device_edges(), n, lay.N, lay.pitch, dtype, inf)
         else:
             d = start.from_edges(graph.edges(), n, lay.N, lay.pitch, dtype, inf)
         cp.cuda.Device().synchronize()

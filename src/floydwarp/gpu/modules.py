@@ -2,11 +2,13 @@
 
 A module is one ``.cu`` file compiled for a group of template instances (say, every
 blocked kernel for int32 and 64 x 64 tiles).  ``#include "x.cuh"`` lines are inlined
-here, so NVRTC needs no include path and CuPy's on-disk cache key (source text,
-options, name expressions) covers the headers too.  Compiled modules are cached per
-process; CuPy caches the binaries on disk (``~/.cupy/kernel_cache``) across processes.
+here, so NVRTC needs no include path and a cache key of the source text covers the
+headers too.  Compiled modules are cached per process and, across processes, in
+floydwarp's kernel cache (kcache.py): a new process loads a module's cubin from there
+without starting NVRTC, where CuPy's own disk cache compiles an empty program first in
+every process to key its entries (its NVRTC's "internal version").
 
-CuPy is imported only when a module is first compiled.
+CuPy is imported only when a module is first needed.
 """
 from __future__ import annotations
 
@@ -87,9 +89,17 @@ def source(filename: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def module(filename: str, name_expressions: tuple, cooperative: bool = False):
-    """A compiled ``cupy.RawModule`` for a .cu file and a group of template instances."""
+    """The compiled module of a .cu file and a group of template instances: something whose
+    ``get_function(name_expression)`` gives a ``cupy.RawKernel``."""
+    if not cooperative:
+        from . import kcache
+
+        found = kcache.load(source(filename), OPTIONS, name_expressions)
+        if found is not None:
+            return found
     import cupy
 
+    # cooperative launches (their modules link CUDA's device runtime), or no cache to be had
     return cupy.RawModule(code=source(filename), options=OPTIONS, name_expressions=list(name_expressions),
                           enable_cooperative_groups=cooperative)
 

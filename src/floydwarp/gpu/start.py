@@ -27,7 +27,11 @@ def index_dtype(n: int) -> np.dtype:
 def _group(dtype) -> tuple:
     ct = modules.ctype(dtype)
     return (modules.name_expression("fw_fill", dtype), modules.name_expression("fw_seed_predecessors", dtype),
-            *(f"fw_scatter<{ct}, {i}>" for i in _INDEX_CTYPES.values()))
+            *(_scatter(ct, i, ct) for i in _INDEX_CTYPES.values()), _scatter(ct, "int", "long long"))
+
+
+def _scatter(ctype: str, index: str, weight: str) -> str:
+    return f"fw_scatter<{ctype}, {index}, {weight}>"
 
 
 def matrix(rows: int, pitch: int, dtype, inf, origin=(0, 0)):
@@ -60,7 +64,6 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     if rows == 0 or pitch == 0:
         return d
     dtype = d.dtype
-    r0, c0 = (int(o) for o in origin)
     src, dst, w = edges
     m = len(src)
     if not m:
@@ -71,12 +74,28 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
     base = buf.data.ptr
     transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
-    scatter = modules.kernel("start.cu", f"fw_scatter<{modules.ctype(dtype)}, {_INDEX_CTYPES[idx_t.name]}>",
-                             _group(dtype))
-    scatter((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
-            (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0),
-             buf[:o1], buf[o1:o2], buf[o2:], np.int64(m)))
+    ct = modules.ctype(dtype)
+    _scatter_into(d, _scatter(ct, _INDEX_CTYPES[idx_t.name], ct), origin, (buf[:o1], buf[o1:o2], buf[o2:]), m)
     return d
+
+
+def from_device_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
+    """:func:`from_edges` of edges in GPU memory (``Graph.device_edges``: int32 ids, int64
+    weights, which the dtype choice has checked): nothing crosses the bus."""
+    d = matrix(rows, pitch, dtype, inf, origin)
+    m = len(edges[0])
+    if rows and pitch and m:
+        ct = modules.ctype(d.dtype)
+        _scatter_into(d, _scatter(ct, "int", "long long"), origin, edges, m)
+    return d
+
+
+def _scatter_into(d, expr: str, origin, edges, m: int) -> None:
+    rows, pitch = d.shape
+    r0, c0 = (int(o) for o in origin)
+    scatter = modules.kernel("start.cu", expr, _group(d.dtype))
+    scatter((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
+            (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0), *edges, np.int64(m)))
 
 
 def seed_predecessors(d, pr, n: int, inf) -> None:

@@ -72,6 +72,7 @@ class Graph:
         self._num_edges = None
         self._csr = {}
         self._sorted = False                    # edges known to be sorted by (source, target)
+        self._device_edges = None               # the edges drawn on the GPU (device_edges)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -132,6 +133,8 @@ class Graph:
         float64 weights, whose statistics the generator kept (``stats``), so nothing is scanned
         again; ``by_source``: sorted by source already."""
         graph = cls(n, edges=edges)
+        if is_device_array(edges[0]):           # drawn on the GPU: on the host only when asked for
+            graph._device_edges, graph._edges, graph._num_edges = edges, None, int(edges[0].size)
         graph._stats, graph._sorted = stats, by_source
         return graph
 
@@ -256,6 +259,8 @@ class Graph:
 
     def edges(self):
         """``(src, dst, weight)`` host arrays of the distinct edges."""
+        if self._edges is None and self._device_edges is not None:
+            self._edges = tuple(to_host(a).astype(np.int64, copy=False) for a in self._device_edges)
         if self._edges is not None:
             return self._edges
         matrix = to_host(self._dense[0])
@@ -270,6 +275,12 @@ class Graph:
         keep = (src != dst) | (w < 0)
         return src[keep], dst[keep], w[keep]
 
+    def device_edges(self):
+        """The edges as CuPy arrays (int32 ids, int64 weights) of a graph drawn on the GPU
+        (``generate.erdos_renyi(device=True)``), else None: a GPU solve builds its start matrix
+        from them, with nothing copied from the host."""
+        return self._device_edges
+
     def csr(self, reverse: bool = False):
         """``(indptr, indices)``: every vertex's out-neighbours (``reverse``: in-neighbours) in
         ascending order, int64 offsets and int32 ids on the host -- the adjacency of the
@@ -278,7 +289,7 @@ class Graph:
         cache = self._csr
         if reverse not in cache:
             # sorted by (src, dst): a dense graph's edges come so
-            src, dst, _ = self.edges() if self._edges is None else self._sorted_edges()
+            src, dst, _ = self.edges() if self._dense is not None else self._sorted_edges()
             keys, values = (dst, src) if reverse else (src, dst)
             indptr, indices = np.empty(self.n + 1, np.int64), np.empty(keys.size, np.int32)
             numba_passes().bucket_by(keys, values, indptr, indices)
@@ -451,7 +462,7 @@ class Graph:
     def _sorted_edges(self):
         """The edges, sorted by (source, target) (kept sorted once sorted)."""
         if not self._sorted:
-            src, dst, w = self._edges
+            src, dst, w = self.edges()
             if not numba_passes().edges_in_order(src, dst, self.n):
                 self._edges = _new_edge_arrays(src.size, w.dtype)
                 _sort_edges(self.n, (src, dst, w), _new_edge_arrays(src.size, w.dtype), self._edges)

@@ -18,15 +18,16 @@ __global__ void fw_fill(T* d, i64 p, int rows, i64 r0, i64 c0, T inf) {
 }
 
 // d[src[e] - r0, dst[e] - c0] = w[e] for the distinct edges inside the block (a negative
-// self-loop overrides the 0); ids as uint16 (n <= 65536) or int32, weights already in the
-// distance type.
-template <typename T, typename IDX>
+// self-loop overrides the 0); ids as uint16 (n <= 65536) or int32, weights in the distance
+// type (uploaded edges: cast on the host) or as int64 (edges drawn on the device, whose
+// weights the dtype choice has checked).
+template <typename T, typename IDX, typename W>
 __global__ void fw_scatter(T* d, i64 p, int rows, i64 cols, i64 r0, i64 c0,
-                           const IDX* src, const IDX* dst, const T* w, i64 m) {
+                           const IDX* src, const IDX* dst, const W* w, i64 m) {
     for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (i64)gridDim.x * blockDim.x) {
         i64 i = (i64)src[e] - r0, j = (i64)dst[e] - c0;
         if (i >= 0 && i < rows && j >= 0 && j < cols)
-            d[i * p + j] = w[e];
+            d[i * p + j] = (T)w[e];
     }
 }
 

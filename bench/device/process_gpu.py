@@ -1,0 +1,126 @@
+"""The GPU main job as processes from the shell, two source trees in one run (issue 37).
+
+    python3 bench/device/process_gpu.py --before OLD/src --after src --work DIR --out FILE.json
+
+Each measurement is a new ``python3 -m floydwarp solve ...`` process (``PYTHONPATH`` = the tree)
+timed from its spawn to its exit, with the lines it prints:
+
+* ``cold``: the main job (``--generate 32768 -p 5 -s 3 --dtype int32 --backend gpu``) with empty
+  kernel caches (a new ``CUPY_CACHE_DIR`` and ``FLOYDWARP_CACHE_DIR`` per process): the first
+  run on a fresh machine; 3 per tree, alternated;
+* ``warm``: the same with those caches filled by the cold runs: the second run; 3 per tree,
+  alternated, and the new tree again with ``--generate-on host`` (the host's generator, the
+  rest of the new path);
+* ``file``: ``--backend gpu`` on a graph file (``.in``, n = 16,384, 5 %, written once): 3 per tree;
+* ``in_process``: ``bench/e2e_gpu.py`` of the new tree at the main job's size (the call's
+  figures in a running program, the target of the process's).
+
+Medians per tree and kind go to stdout and, with every process's wall time and lines, to
+``--out``.  Each process's wall over its printed compute is the ratio the issue's goals name.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MAIN = ["solve", "--generate", "32768", "-p", "5", "-s", "3", "--dtype", "int32", "--backend", "gpu"]
+FILE_N, FILE_PERCENT = 16384, 5
+UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def seconds(text: str) -> float:
+    value, unit = text.split()
+    return float(value) * UNITS[unit]
+
+
+def parse(stdout: str) -> dict:
+    """The report's timing lines as numbers: time, compute, stages, before."""
+    out = {}
+    m = re.search(r"^time: +(\S+ \S+) \(compute (\S+ \S+)\)", stdout, re.M)
+    if m:
+        out["call_s"], out["compute_s"] = seconds(m[1]), seconds(m[2])
+    for line in ("stages", "before"):
+        m = re.search(rf"^{line}: +(.*)$", stdout, re.M)
+        if m:
+            out[line] = {p[1]: seconds(p[2]) for p in re.finditer(r"([a-z0-9 ]+?) (\S+ [mun]?s)(?: \([^)]*\))?(?:, |$)",
+                                                                  m[1])}
+    return out
+
+
+def run(tree: str, args: list, caches: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree, "CUPY_CACHE_DIR": str(caches / "cupy"),
+           "FLOYDWARP_CACHE_DIR": str(caches / "floydwarp")}
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "floydwarp", *args], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    print(f"--- {tree} {' '.join(args)}: {wall:.2f} s (exit {done.returncode})\n{done.stdout}{done.stderr[-2000:]}",
+          flush=True)
+    record = {"tree": tree, "args": args, "wall_s": wall, "exit": done.returncode, "stdout": done.stdout,
+              **parse(done.stdout)}
+    if "compute_s" in record:
+        record["wall_over_compute"] = wall / record["compute_s"]
+    return record
+
+
+def medians(records) -> dict:
+    keys = ("wall_s", "call_s", "compute_s", "wall_over_compute")
+    out = {k: statistics.median(r[k] for r in records) for k in keys if all(k in r for r in records)}
+    for line in ("stages", "before"):
+        names = list(dict.fromkeys(n for r in records for n in r.get(line, {})))
+        out[line] = {n: statistics.median(r.get(line, {}).get(n, 0.0) for r in records) for n in names}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    trees = {"before": str(Path(a.before).resolve()), "after": str(Path(a.after).resolve())}
+    work = Path(a.work)
+    records = {}
+
+    def add(kind, name, rec):
+        records.setdefault(f"{kind}/{name}", []).append(rec)
+
+    warm = {name: work / f"warm-{name}" for name in trees}
+    for i in range(a.repeats):                                  # cold: fresh caches each time
+        for name in (trees if i % 2 == 0 else list(trees)[::-1]):
+            cold = Path(tempfile.mkdtemp(dir=work, prefix=f"cold-{name}-"))
+            add("cold", name, run(trees[name], MAIN, cold))
+            if i == 0:
+                run(trees[name], MAIN, warm[name])              # fills this tree's caches for the warm runs
+    for i in range(a.repeats):                                  # warm: the caches kept
+        for name in (trees if i % 2 == 0 else list(trees)[::-1]):
+            add("warm", name, run(trees[name], MAIN, warm[name]))
+        add("warm", "after-host-generator", run(trees["after"], [*MAIN, "--generate-on", "host"], warm["after"]))
+    graph = work / "g.in"
+    run(trees["after"], ["generate", str(FILE_N), "-p", str(FILE_PERCENT), "-s", "3", "-o", str(graph)], warm["after"])
+    for i in range(a.repeats):
+        for name in (trees if i % 2 == 0 else list(trees)[::-1]):
+            add("file", name, run(trees[name], ["solve", str(graph), "--backend", "gpu", "--dtype", "int32"],
+                                  warm[name]))
+    e2e = subprocess.run([sys.executable, "bench/e2e_gpu.py", "--sizes", "32768", "--dtypes", "int32", "-p", "5",
+                          "--repeats", "3"], env={**os.environ, "PYTHONPATH": trees["after"]}, capture_output=True,
+                         text=True)
+    in_process = [json.loads(line) for line in e2e.stdout.splitlines() if line.startswith("{")]
+    summary = {key: medians(recs) for key, recs in records.items()}
+    print(json.dumps(summary, indent=1))
+    print(json.dumps([{k: r[k] for k in ("whole_s", "ratio_to_compute", "stages_s") if k in r} for r in in_process]))
+    Path(a.out).write_text(json.dumps({"trees": trees, "main_job": MAIN, "summary": summary, "records": records,
+                                       "in_process": in_process, "e2e_stderr": e2e.stderr[-4000:]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
