@@ -535,8 +535,10 @@ def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 
-    # the JSON line (Open MPI may add terminal escapes after it)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    # the JSON line (Open MPI adds terminal escapes around lines when its output is not a terminal)
+    import re
+
+    lines = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout).splitlines() if line.startswith("{")]
     assert lines, f"no summary line; stdout: {proc.stdout[-2000:]!r} stderr: {proc.stderr[-2000:]!r}"
     summary = json.loads(lines[-1])
     assert summary["cases"] >= 8 and summary["failures"] == []

@@ -178,6 +178,10 @@ def _weights(job):
 def _gpu_start(job):
     """The GPU's start (CuPy, the CUDA context, the generator's kernels) in a thread of its
     own, for a run that names the GPU: it goes on while the graph is read or generated."""
+    if job["gpus"] is not None:
+        from ..gpu.warm import Start
+
+        return Start(gpus=job["gpus"], backend="multigpu")
     if job["backend"] != "gpu" and not _on_gpu(job):
         return None
     from ..gpu.warm import Start

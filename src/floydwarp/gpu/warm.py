@@ -1,5 +1,6 @@
 """The GPU's start in a thread of its own, for a process that knows it will solve there (the
-CLI's ``--backend gpu``): CuPy's import, the CUDA context and the kernel modules it names."""
+CLI's ``--backend gpu`` and ``--gpus N``): CuPy's import, the CUDA contexts and the kernel
+modules it names."""
 from __future__ import annotations
 
 import threading
@@ -13,8 +14,8 @@ class Start:
     the GIL.  Whatever fails here is left for the run to meet and report; :meth:`wait` says
     how long the caller waited."""
 
-    def __init__(self, modules=()):
-        self.modules = tuple(modules)
+    def __init__(self, modules=(), gpus: int = 1, backend: str = "gpu"):
+        self.modules, self.gpus, self.backend = tuple(modules), int(gpus), backend
         self.seconds = 0.0
         self._thread = threading.Thread(target=self._run, name="floydwarp-gpu-start", daemon=True)
         self._thread.start()
@@ -22,11 +23,17 @@ class Start:
     def _run(self):
         t0 = time.perf_counter()
         try:
+            import importlib
+
             import cupy
 
-            from . import engine, modules  # noqa: F401 -- the gpu backend registers itself
+            from . import modules
+            from ..registry import BACKEND_MODULES
 
-            cupy.cuda.runtime.deviceSynchronize()      # makes the device's context, without the GIL
+            importlib.import_module(BACKEND_MODULES[self.backend])       # the backend registers itself
+            for gpu in range(self.gpus):
+                with cupy.cuda.Device(gpu):
+                    cupy.cuda.runtime.deviceSynchronize()      # makes the device's context, without the GIL
             for filename, names in self.modules:
                 for name in names:
                     modules.kernel(filename, name, names)

@@ -84,7 +84,7 @@ def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, row
             return hosts[-1]
 
         try:
-            timings, negative, meta = gpu_rank.run_to_host(
+            timings, negative, uncapped, meta = gpu_rank.run_to_host(
                 control, plan, blocks.of_graph(graph, plan.dtype, plan.inf), device, width=width,
                 grid_shape=grid_shape, host_rows=host_rows)
         except BaseException:
@@ -95,7 +95,7 @@ def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, row
                 host.release()                # unlocked before this rank's mapping goes
         meta.update(result="node shared memory", **gpu_rank.choices(plan, rows_grid))
         return EngineOutput(result.finish(), None, timings, negative_diagonal=negative, pred_loops=False,
-                            metadata=meta)
+                            uncapped=uncapped, metadata=meta)
 
 
 def gather_to_root(comm, L, part, grid, dtype, root=0):

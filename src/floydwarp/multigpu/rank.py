@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from .. import checkpoint, schedule
+from .. import checkpoint, numeric, schedule
 from ..errors import FloydwarpError
 from ..gpu.panel import Arith, band_skip, row_bands
 from ..grid import ProcessGrid
@@ -359,7 +359,9 @@ def run_to_host(control: Control, plan, source, device_id: int, *, width: int, g
     """:func:`run_rank` with the block delivered into host memory as the last round finishes it:
     ``host_rows(r0, r1)`` is the :class:`~floydwarp.gpu.transfer.HostMatrix` that holds rows
     r0 .. r1 of the result (the result's own, or a mapping of it shared between processes).
-    Returns ``(timings, negative, metadata)``; ``negative``: whether any diagonal went negative."""
+    Returns ``(timings, negative, uncapped, metadata)``; ``negative``: whether any diagonal went
+    negative; ``uncapped``: :func:`floydwarp.numeric.verify_uncapped` of the whole result where
+    the plan asks for it (``verify_after``), else None."""
     from ..gpu import delivery, device
 
     rows = []
@@ -373,13 +375,21 @@ def run_to_host(control: Control, plan, source, device_id: int, *, width: int, g
     try:
         L, part, grid, timings, meta = run_rank(control, plan, source, device_id, width=width, grid_shape=grid_shape,
                                                 on_rounds=deliver_rows, links=links)
+        uncapped = None
+        if plan.verify_after:          # on each GPU while its rows go home: not a pass over the host result
+            t = time.perf_counter()
+            r0, r1, c0, c1 = blocks.real_extent(part, grid)
+            mine = L[:max(0, r1 - r0), :max(0, c1 - c0)]
+            uncapped = control.allreduce(mine.size == 0 or bool(numeric.verify_uncapped(
+                mine, plan.inf, plan.stats.max_weight)), "and")
+            timings["check"] = time.perf_counter() - t
         t = time.perf_counter()
         rows[0].finish()
         negative = negative_anywhere(control, L, part, grid)
         timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
         meta["gather_overlapped"] = rows[0].share()
         meta["device"] = device.current()["name"]
-        return timings, negative, meta
+        return timings, negative, uncapped, meta
     except BaseException:
         for started in rows:
             try:

@@ -71,10 +71,10 @@ def _rank(control, plan, source, width, shape, links, host):
 
     cp.cuda.Device(control.rank).use()
     try:
-        timings, negative, meta = rank_engine.run_to_host(control, plan, source, control.rank, width=width,
+        timings, negative, uncapped, meta = rank_engine.run_to_host(control, plan, source, control.rank, width=width,
                                                           grid_shape=shape, host_rows=lambda r0, r1: host,
                                                           links=links)
-        return {"timings": timings, "negative": negative, "metadata": meta}
+        return {"timings": timings, "negative": negative, "uncapped": uncapped, "metadata": meta}
     finally:
         cp.get_default_memory_pool().free_all_blocks()       # the caller gets its GPU memory back
 
@@ -101,4 +101,4 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     meta = dict(first["metadata"], gpus=gpus, launcher="threads of this process, one per GPU",
                 peer_access=all(access.values()), **rank_engine.choices(plan, grid_shape))
     return EngineOutput(host.result(), None, timings, negative_diagonal=first["negative"], pred_loops=False,
-                        metadata=meta)
+                        uncapped=first["uncapped"], metadata=meta)
