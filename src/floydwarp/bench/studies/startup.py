@@ -148,8 +148,8 @@ def first_run(config) -> dict:
             "walls_s": walls}
 
 
-_FLOOR = "import numpy as np; from floydwarp.graph import kernels; kernels.weight_scan(np.zeros(1))"
-_FLOOR_PARTS = """
+FLOOR_CODE = "import numpy as np; from floydwarp.graph import kernels; kernels.weight_scan(np.zeros(1))"
+FLOOR_PARTS_CODE = """
 import time
 t0 = time.perf_counter()
 import numpy as np
@@ -163,7 +163,7 @@ print({"numpy_import": t1 - t0, "numba_import": t2 - t1, "first_cached_call": t3
 """
 
 
-def _python(code, env, *, capture=False):
+def run_python(code, env, *, capture=False):
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=capture, text=True)
     return time.perf_counter() - t0, out.stdout
@@ -171,16 +171,17 @@ def _python(code, env, *, capture=False):
 
 def floor(config) -> dict:
     env = child_env()
-    _python(_FLOOR, env)                                        # the kernel cached
-    walls = [_python(_FLOOR, env)[0] for _ in range(config.repeats)]
-    parts = [ast.literal_eval(_python(_FLOOR_PARTS, env, capture=True)[1].strip().splitlines()[-1])
+    run_python(FLOOR_CODE, env)                                 # the kernel cached
+    walls = [run_python(FLOOR_CODE, env)[0] for _ in range(config.repeats)]
+    parts = [ast.literal_eval(run_python(FLOOR_PARTS_CODE, env, capture=True)[1].strip().splitlines()[-1])
              for _ in range(config.repeats)]
-    alone = [_python("pass", env)[0] for _ in range(config.repeats)]
-    return {"command": "python: NumPy, Numba, one cached kernel", "code": _FLOOR, "wall_s": statistics.median(walls), "python_alone_s": statistics.median(alone),
+    alone = [run_python("pass", env)[0] for _ in range(config.repeats)]
+    return {"command": "python: NumPy, Numba, one cached kernel", "code": FLOOR_CODE,
+            "wall_s": statistics.median(walls), "python_alone_s": statistics.median(alone),
             "parts_s": {k: statistics.median(p[k] for p in parts) for k in parts[0]}}
 
 
-_COLD = """
+COLD_CODE = """
 import sys, time
 import floydwarp as fw
 from numba.core import event
@@ -204,7 +205,7 @@ print(records)
 def cold_compile(config) -> dict:
     n = int(config.n or DEFAULT_N)
     with tempfile.TemporaryDirectory(prefix="floydwarp-numba-cache-") as cache:
-        out = subprocess.run([sys.executable, "-c", _COLD, str(n), str(config.percent), str(config.seed)],
+        out = subprocess.run([sys.executable, "-c", COLD_CODE, str(n), str(config.percent), str(config.seed)],
                              env=child_env(NUMBA_CACHE_DIR=cache), check=True, capture_output=True, text=True).stdout
     kernels = [{"kernel": name, "s": s} for name, s in ast.literal_eval(out.strip().splitlines()[-1])]
     return {"command": f"kernels of fw.solve, n = {n}, empty Numba cache", "kernels": kernels,
