@@ -302,10 +302,13 @@ def test_runner_before_and_after_alternate_and_pytest_runs_once():
 def test_runner_options_study_and_script_fallbacks(tmp_path):
     (step,) = dry_run("block-size:cpu", "h100", "-r", "5")
     assert step[-4:] == ["-r", "5", "--out", "R/block-size-cpu"]
-    (step,) = dry_run("kernels", "cpu", "--n", "64")           # not in the cpu profile: the study itself
-    assert step[2:] == [sys.executable, "-m", "floydwarp", "bench", "kernels", "--n", "64", "--out", "R/kernels"]
+    for study in ("kernels", "run"):                            # not in the cpu profile: the study itself
+        (step,) = dry_run(study, "cpu", "--n", "64")
+        assert step[2:] == [sys.executable, "-m", "floydwarp", "bench", study, "--n", "64", "--out", f"R/{study}"]
     bad = subprocess.run(["bash", str(RUNNER), "sizes", "no-such-machine"], capture_output=True, text=True, env=_env())
     assert bad.returncode == 2 and "no profile" in bad.stderr and "h100" in bad.stderr
+    usage = subprocess.run(["bash", str(RUNNER)], capture_output=True, text=True, env=_env())
+    assert usage.returncode == 2 and "bench/device/run.sh WHAT MACHINE [OPTION ...]" in usage.stderr
 
 
 def test_runner_runs_a_step_and_packs_it(tmp_path):

@@ -21,7 +21,7 @@
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 WHAT=$1 MACHINE=$2
 shift 2
@@ -42,7 +42,7 @@ step() {          # step GROUP[:NAME] LIMIT_S KIND ARGS...   (called by the prof
 # shellcheck source=/dev/null
 . "$PROFILE"
 if [ -n "${LOCK:-}" ] && [ -z "${FLOYDWARP_BENCH_LOCKED:-}" ] && [ -z "${DRY_RUN:-}" ]; then
-    FLOYDWARP_BENCH_LOCKED=1 exec flock -x "$LOCK" "$0" "$WHAT" "$MACHINE" "$@"
+    FLOYDWARP_BENCH_LOCKED=1 exec flock -x "$LOCK" bash "$ROOT/bench/device/run.sh" "$WHAT" "$MACHINE" "$@"
 fi
 
 group_of() { echo "${1%%:*}"; }
@@ -56,7 +56,7 @@ for entry in "${STEPS[@]}"; do
 done
 SCRIPT="bench/device/${WHAT//-/_}.sh"
 if [ ${#selected[@]} -eq 0 ]; then
-    if [ -f "$SCRIPT" ]; then
+    if [ -f "$SCRIPT" ] && [ "$SCRIPT" != bench/device/run.sh ]; then     # `run` is the bench study
         selected=("$WHAT"$'\t'"${FLOYDWARP_BENCH_SECONDS:-540}"$'\t'"sh $(printf '%q' "$SCRIPT")")
     else                                            # any study of floydwarp bench: the CLI refuses unknown ones
         selected=("$WHAT"$'\t'"${FLOYDWARP_BENCH_SECONDS:-540}"$'\t'"bench $(printf '%q' "$WHAT")")
