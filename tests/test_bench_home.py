@@ -243,6 +243,16 @@ def test_plot_e2e_draws_saved_results(tmp_path):
     assert png.stat().st_size > 10_000
 
 
+def test_every_path_a_device_script_names_exists():
+    import re
+
+    for script in sorted(BENCH.rglob("*.sh")):
+        for path in re.findall(r"\b((?:bench|tests)/[\w./-]+\.(?:py|sh))\b", script.read_text()):
+            if re.search(r"/[A-Z_]+\.\w+$", path):
+                continue                                        # a placeholder: bench/device/SCRIPT.sh
+            assert (ROOT / path).is_file(), f"{script.relative_to(ROOT)} names {path}, which does not exist"
+
+
 # ---------------------------------------------------------------- the runner
 def _env(**extra):
     env = dict(os.environ, **extra)
