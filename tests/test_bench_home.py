@@ -315,16 +315,18 @@ def test_runner_options_study_and_script_fallbacks(tmp_path):
     for study in ("kernels", "run"):                            # not in the cpu profile: the study itself
         (step,) = dry_run(study, "cpu", "--n", "64")
         assert step[2:] == [sys.executable, "-m", "floydwarp", "bench", study, "--n", "64", "--out", f"R/{study}"]
-    bad = subprocess.run(["bash", str(RUNNER), "sizes", "no-such-machine"], capture_output=True, text=True, env=_env())
+    bad = subprocess.run(["bash", str(RUNNER), "sizes", "no-such-machine"], check=False, capture_output=True,
+                         text=True, env=_env())
     assert bad.returncode == 2 and "no profile" in bad.stderr and "h100" in bad.stderr
-    usage = subprocess.run(["bash", str(RUNNER)], capture_output=True, text=True, env=_env())
+    usage = subprocess.run(["bash", str(RUNNER)], check=False, capture_output=True, text=True, env=_env())
     assert usage.returncode == 2 and "bench/device/run.sh WHAT MACHINE [OPTION ...]" in usage.stderr
 
 
 def test_runner_runs_a_step_and_packs_it(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
     done = subprocess.run(["bash", str(RUNNER), "inputs", "cpu", "--sizes", "24", "-r", "1", "--no-plots"],
-                          capture_output=True, text=True, env=_env(LOCK="", RESULTS=str(results), OUT=str(out)),
+                          check=False, capture_output=True, text=True,
+                          env=_env(LOCK="", RESULTS=str(results), OUT=str(out)),
                           cwd=ROOT)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     data = json.loads((results / "inputs" / "inputs.json").read_text())
