@@ -2,9 +2,9 @@
 
     python3 bench/plot_e2e.py OUT.png LABEL=FILE.json[:DTYPE] ...
 
-Each FILE is a bench/e2e_gpu.py or bench/e2e_cpu.py JSON; a bar per record (per DTYPE if given),
-its segments the medians of ``Result.timings`` in the order they happen, "other" the rest of the
-whole call.
+Each FILE is a bench/e2e_gpu.py JSON or one of the retired bench/e2e_cpu.py (bench/results/e2e-cpu/);
+a bar per record (per DTYPE if given), its segments the medians of ``Result.timings`` in the order
+they happen, "other" the rest of the whole call.
 """
 import json
 import sys

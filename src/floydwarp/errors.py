@@ -4,8 +4,12 @@
 class                    base              CLI exit  raised for
 =======================  ================  ========  =================================================
 FloydwarpError           ValueError        2         bad input or options (the message says which)
-  DtypeError, NoPathError, BackendUnavailableError, CheckpointError: kinds of it
-  NegativeCycleError     also SciPy's      2         a graph whose distances are unbounded
+DtypeError               FloydwarpError    2         a distance dtype that cannot hold every path
+NoPathError              FloydwarpError    2         a route between vertices that have none
+BackendUnavailableError  FloydwarpError    2         a backend that cannot run here
+CheckpointError          FloydwarpError    2         a checkpoint that does not belong to this run
+NegativeCycleError       FloydwarpError,   2         a graph whose distances are unbounded
+                         SciPy's
 CheckpointInterrupt      FloydwarpError    3         stopped by SIGTERM / Ctrl-C after saving a checkpoint
 DeviceError              RuntimeError      4         the GPU, CUDA, NCCL or a worker process failed (out of
                                                      device memory included): the input may be fine

@@ -28,6 +28,11 @@ STUDY_MODULES = {
     "ceilings": "ceilings",
     "networkx": "networkx",
     "batch": "batch",
+    "networkx-stages": "networkx_stages",
+    "small": "small",
+    "startup": "startup",
+    "inputs": "inputs",
+    "panel": "panel",
 }
 
 

@@ -86,6 +86,8 @@ class BenchConfig:
     tmp_dir: str | None = None
     #: batch study: the batch sizes B (None: the study's default)
     batches: Sequence[int] | None = None
+    #: startup study: the parts to run (None: all)
+    parts: Sequence[str] | None = None
     #: ceilings records (studies/ceilings.py) for the percent-of-ceiling columns and roofline lines
     ceilings: list | None = None
 

@@ -35,5 +35,5 @@ def main(argv=None):
     finally:
         # The process ends here: keep the objects alive now (Numba's compiler alone makes
         # about a million) out of the interpreter's final full collection, which took
-        # 100-140 ms of the main job's 0.9 s on a 2-core box (bench/e2e_cpu.py).
+        # 100-140 ms of the main job's 0.9 s on a 2-core box (floydwarp bench startup).
         gc.freeze()

@@ -27,12 +27,21 @@ STUDY_HELP = {
                 "NetworkX itself on sparse and dense graphs (default --sizes 1000,5000,20000)",
     "batch": "many molecule-sized graphs at once vs per-graph loops (SciPy, Graphormer's Cython with "
              "-O graphormer=PATH, floydwarp's solve): graphs/s",
+    "networkx-stages": "every NetworkX function on the backend, first and second call split into convert, solve, "
+                       "reduce, build and dispatch (default --sizes 2000)",
+    "small": "microseconds a call on small graphs (n = 1..64 and a mix of 10..40): fw.floyd_warshall, fw.solve "
+             "and SciPy, dense, CSR and edge arrays",
+    "startup": "the user's wall time on the CPU: the call in process, the CLI as a process, the first run after "
+               "install, the floor of any Numba process, each kernel's cold compile (--part to choose)",
+    "inputs": "getting a graph: erdos_renyi, Graph.from_edges (sorted or shuffled, int64 or int32), reading a "
+              "text edge list (default --sizes 8192)",
+    "panel": "out of core on the GPU: panel product rate per dtype (--n M, K = M/4) and pinned PCIe copies",
 }
 
 #: options that only some studies use (an option given to another study is refused)
 STUDY_OPTIONS = {
-    "--n": ("kernels", "block-size", "budget", "threads", "scaling"),
-    "--sizes": ("run", "sizes", "block-size", "breakdown", "networkx"),
+    "--n": ("kernels", "block-size", "budget", "threads", "scaling", "startup", "panel"),
+    "--sizes": ("run", "sizes", "block-size", "breakdown", "networkx", "networkx-stages", "small", "inputs"),
     "--ranks": ("scaling",),
     "--gpus": ("scaling",),
     "--mode": ("scaling",),
@@ -43,6 +52,7 @@ STUDY_OPTIONS = {
     "--real-weights": ("sizes", "kernels", "block-size", "budget"),
     "--file-formats": ("breakdown",),
     "--batches": ("batch",),
+    "--part": ("startup",),
 }
 
 
@@ -148,6 +158,9 @@ def parse_floats(text: str, option: str) -> list[float]:
               help="breakdown: the graph and result file extensions (default in,out: the NTHU binaries).")
 @click.option("--batches", metavar="B,B,...",
               help="batch: graphs per batch (default 1000,10000,100000; and 1000000 on a GPU).")
+@click.option("--part", metavar="NAME", multiple=True,
+              help="startup: the parts to run (repeat or comma-separate; default all: in-process, process, "
+                   "tiny-process, first-run, floor, cold-compile).")
 @click.option("--repeats", "-r", metavar="R", type=click.IntRange(min=1), default=3,
               help="Timed runs per case (median kept).")
 @click.option("--scipy/--no-scipy", default=True, help="Time SciPy's floyd_warshall too (run, sizes).")
@@ -166,11 +179,11 @@ def parse_floats(text: str, option: str) -> list[float]:
               help="Also write the records and environment as JSON.")
 @click.pass_context
 def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, option, threads, ranks, gpus, mode,
-          budgets, max_seconds, graph, real_weights, file_formats, batches, repeats, scipy, scipy_max_n, percent, seed, out,
-          ceilings, plots, json_path):
+          budgets, max_seconds, graph, real_weights, file_formats, batches, part, repeats, scipy, scipy_max_n, percent,
+          seed, out, ceilings, plots, json_path):
     """Time backends and algorithms over sizes, SciPy side by side, or run one of the studies."""
     from .. import numeric
-    from ..bench import STUDIES, BenchConfig
+    from ..bench import STUDIES, BenchConfig, view
 
     if study not in STUDIES:
         raise click.BadParameter(f"unknown study {study!r}; choose one of: {', '.join(STUDIES)}",
@@ -228,9 +241,10 @@ def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, op
         config.block_sizes = [None]
     if study == "block-size" and not sizes:
         config.sizes = []                     # one n: --n, else the backend's default
-    if study == "networkx" and not sizes:
-        from ..bench.studies.networkx import DEFAULT_SIZES
-        config.sizes = list(DEFAULT_SIZES)
+    if study in ("networkx", "networkx-stages", "small", "inputs") and not sizes:
+        config.sizes = list(view(study).DEFAULT_SIZES)
+    if part:
+        config.parts = split_names(part)
 
     if study == "run":
         _run_table(config, out, json_path, ceilings, plots)
