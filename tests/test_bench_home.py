@@ -32,8 +32,6 @@ RUNNER = BENCH / "device" / "run.sh"
 PROFILES = sorted((BENCH / "device" / "machines").glob("*.sh"))
 SCRIPTS = sorted(p for p in BENCH.rglob("*.py") if not {"results", "base"} & set(p.relative_to(BENCH).parts))
 BENCH_MODULES = sorted((SRC / "bench").rglob("*.py"))
-#: scripts another issue is rewriting: their check may fail until it lands
-PENDING = {"gpu_scaling.py": "issue 38 folds bench/gpu_scaling.py into floydwarp bench scaling"}
 
 
 # ---------------------------------------------------------------- every name exists
@@ -109,9 +107,7 @@ def missing_names(path: Path) -> list[str]:
 
 
 def _params(paths, root):
-    return [pytest.param(p, id=str(p.relative_to(root)),
-                         marks=[pytest.mark.xfail(reason=PENDING[p.name], strict=False)] if p.name in PENDING else [])
-            for p in paths]
+    return [pytest.param(p, id=str(p.relative_to(root))) for p in paths]
 
 
 @pytest.mark.parametrize("path", _params(SCRIPTS, ROOT) + _params(BENCH_MODULES, ROOT))
