@@ -94,3 +94,66 @@ def test_device_bands_cover_the_rows_within_the_entry_budget(monkeypatch, n):
     bands = g.device_bands()
     assert [r for lo, hi in bands for r in range(lo, hi)] == list(range(n))
     assert all((hi - lo) * n <= max(250, n) for lo, hi in bands)
+
+
+# ---------------------------------------------------------------------- issue 35, item 3
+BIG_UINT64 = np.array([2 ** 63 + 5, 3, 2 ** 64 - 1], dtype=np.uint64)
+
+
+def _uint64_inputs():
+    """The same three edges 0->1, 1->2, 0->2 through every input path that takes uint64 weights."""
+    src, dst = np.array([0, 1, 0]), np.array([1, 2, 2])
+    dense = np.zeros((3, 3), np.uint64)
+    dense[src, dst] = BIG_UINT64
+    G = nx.DiGraph()
+    G.add_nodes_from(range(3))
+    G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), [int(w) for w in BIG_UINT64]))
+    coo = sp.coo_matrix((BIG_UINT64, (src, dst)), shape=(3, 3))
+    return {
+        "edges": Graph.from_edges(src, dst, BIG_UINT64, n=3),
+        "edge lists of Python ints": Graph.from_edges(src.tolist(), dst.tolist(), [int(w) for w in BIG_UINT64], n=3),
+        **{fmt: coo.asformat(fmt) for fmt in ("csr", "csc", "coo", "lil", "dok")},
+        "dense": Graph.from_dense(dense, missing=0),
+        "masked": np.ma.masked_array(dense, mask=dense == 0),
+        "networkx": Graph.from_networkx(G),
+    }
+
+
+@pytest.mark.parametrize("path", list(_uint64_inputs()))
+def test_uint64_weights_above_int64_never_wrap(path):
+    """``fw.solve(Graph.from_edges(..., uint64))`` gave -9.22e18 for 2**63 + 5: the graph kept the
+    weights as int64.  They are read as float64, as SciPy reads them."""
+    import floydwarp as fw
+    from scipy.sparse.csgraph import floyd_warshall
+
+    graph = _uint64_inputs()[path]
+    with pytest.warns(fw.InexactWarning):
+        got = fw.solve(graph).to_dense()
+    want = floyd_warshall(sp.csr_matrix((BIG_UINT64.astype(np.float64), ([0, 1, 0], [1, 2, 2])), shape=(3, 3)))
+    np.testing.assert_array_equal(got, want)
+    assert got[0, 1] == float(2 ** 63 + 5) > 0
+
+
+def test_uint64_weights_int64_holds_stay_exact_integers():
+    g = Graph.from_edges([0, 1], [1, 2], np.array([2 ** 62 - 7, 5], dtype=np.uint64))
+    assert g.edges()[2].dtype == np.int64 and g.edges()[2].tolist() == [2 ** 62 - 7, 5]
+
+
+def test_python_ints_above_int64_never_wrap():
+    """``np.asarray([2**63 + 5])`` is uint64: the same path as a uint64 array (NetworkX graphs too)."""
+    import floydwarp as fw
+
+    G = nx.DiGraph()
+    G.add_edge("a", "b", weight=2 ** 63 + 5)
+    for graph in (Graph.from_edges([0], [1], [2 ** 63 + 5], n=2), Graph.from_networkx(G)):
+        with pytest.warns(fw.InexactWarning):
+            assert fw.solve(graph).distance(0, 1) == float(2 ** 63 + 5)
+
+
+@pytest.mark.parametrize("w", [np.uint64(2 ** 63 + 5), 2 ** 63 + 5, 2 ** 70])
+def test_update_edge_with_a_weight_above_int64(w):
+    import floydwarp as fw
+
+    r = fw.solve(Graph.from_edges([0, 1], [1, 2], [1, 1], n=3))
+    r.update_edge(2, 0, w)           # crashed: "Python int too large to convert to C long"
+    assert r.distance(2, 0) == float(w) and r.distance(1, 0) == float(w) + 1

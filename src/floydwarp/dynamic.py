@@ -40,6 +40,8 @@ def _check_weight(w):
     if isinstance(w, (bool, np.bool_)) or not isinstance(w, (numbers.Real, np.number)):
         raise FloydwarpError(f"edge weight must be a number (or None / inf to remove the edge), got {w!r}")
     w = w.item() if isinstance(w, np.generic) else w
+    if isinstance(w, int) and not -2 ** 63 <= w < 2 ** 63:
+        w = float(w)                   # no integer dtype of a graph holds it: float64, as the graph's readers do
     if isinstance(w, float):
         if math.isnan(w):
             raise FloydwarpError("edge weight must be a number, got nan")

@@ -514,8 +514,12 @@ def _index_input(a, name):
 
 def _weight_input(a):
     """Edge weights as an array the Numba passes read: the caller's array itself where it is
-    one, else a new int64 (booleans, other byte orders) or float64 array."""
+    one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that
+    int64 does not hold)."""
     arr = np.asarray(a)
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        # the graph keeps integer weights as int64, where these would wrap negative: float64, as SciPy reads them
+        return arr.astype(np.float64)
     if arr.dtype.kind in "iuf" and numba_readable(arr.dtype):
         return arr
     if arr.dtype.kind in "biu":
