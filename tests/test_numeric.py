@@ -146,3 +146,36 @@ def test_cast_to_float_in_one_pass_matches_numpy(source, target, monkeypatch):
         assert got.dtype == np.dtype(target) and np.array_equal(got, want)
     big = np.array([[2 ** 62 - 2, 2 ** 62 - 1]], np.int64)       # compared as integers, not as rounded floats
     assert numeric.cast_distances(big, 2 ** 62 - 1, np.float64).tolist() == [[float(2 ** 62 - 2), np.inf]]
+
+
+# ---------------------------------------------------------------------- issue 35, item 5
+HUGE = np.array([[0, 1e308, np.inf], [np.inf, 0, 1e308], [np.inf, np.inf, 0]])
+
+
+def test_auto_dtype_with_weights_near_float64s_limit():
+    """``dtype="auto"`` raised OverflowError (int too large to convert to float) writing its
+    warning: integral weights of 1e308 span paths of 2e308, beyond float64."""
+    import floydwarp as fw
+    from scipy.sparse.csgraph import floyd_warshall
+
+    with pytest.warns(fw.InexactWarning, match=r"from 0 to 1\.00000e\+308 .* reach 2\.00000e\+308"):
+        r = fw.solve(HUGE)
+    assert r.dtype == np.float64
+    np.testing.assert_array_equal(r.to_dense(), fw.solve(HUGE, dtype="float64").to_dense())
+    np.testing.assert_array_equal(r.to_dense(), floyd_warshall(HUGE))
+    with pytest.raises(DtypeError, match=r"cannot hold edge weight 1\.00000e\+308: every"):
+        fw.solve(HUGE, dtype="int64")
+    with pytest.raises(DtypeError, match=r"paths can reach 2\.00000e\+308 and 0,"):
+        fw.solve(HUGE, dtype="float32")
+
+
+def test_cli_solves_a_npy_of_weights_near_float64s_limit(tmp_path):
+    from floydwarp.cli.app import app
+
+    from cli_runner import cli_runner
+
+    np.save(tmp_path / "huge.npy", HUGE)
+    result = cli_runner().invoke(app, ["solve", str(tmp_path / "huge.npy"), "-V"])
+    assert result.exit_code == 0, (result.stderr, result.exception)
+    assert result.stderr.startswith("warning: integer edge weights") and "Traceback" not in result.stderr
+    assert "1e+308" in result.stdout

@@ -39,6 +39,7 @@ import contextlib
 import functools
 import warnings
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
@@ -197,7 +198,7 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
     if dt.kind == "i" and not weights_below(stats, inf_of(dt)):
         weight = stats.max_weight if stats.max_weight >= -stats.min_weight else stats.min_weight
         raise DtypeError(
-            f"dtype {dt.name} cannot hold edge weight {weight}: every |weight| must be below "
+            f"dtype {dt.name} cannot hold edge weight {_shown(weight)}: every |weight| must be below "
             f"{int(inf_of(dt))}, its value for unreachable; use {smallest_fitting(stats).name}")
     if fits(dt, stats):
         return DtypeChoice(dt, False)
@@ -205,7 +206,7 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
         return DtypeChoice(dt, True)
     raise DtypeError(
         f"dtype {dt.name} cannot provably hold every shortest path of this graph "
-        f"(paths can reach {stats.pos_bound} and {-stats.neg_bound}, "
+        f"(paths can reach {_shown(stats.pos_bound)} and {_shown(-stats.neg_bound)}, "
         f"{dt.name} holds |d| < {exact_limit(dt)}); "
         f"use {smallest_fitting(stats).name}")
 
@@ -218,9 +219,15 @@ def _auto_choice(stats: WeightStats) -> tuple[DtypeChoice, bool]:
     return DtypeChoice(dt, False), bool(stats.integral and not exact(dt, stats))
 
 
+def _shown(x, exact_below=10 ** 20) -> str:
+    """A weight or a bound as text: an integer of ``exact_below`` or more in 6 significant digits
+    (Decimal, not float: integral weights of 1e308 span paths beyond float64's range)."""
+    return f"{Decimal(x):.6g}" if isinstance(x, int) and abs(x) >= exact_below else str(x)
+
+
 def _inexact_message(stats: WeightStats) -> str:
     def show(x):
-        return str(int(x)) if abs(x) < _FLOAT64_EXACT else f"{float(x):.6g}"
+        return _shown(int(x), _FLOAT64_EXACT)
     return (f"integer edge weights from {show(stats.min_weight)} to {show(stats.max_weight)} on {stats.n} vertices: "
             f"shortest paths can reach {show(_int_span(stats))}, more than any integer dtype holds and more than "
             f"float64 adds exactly (2**53); solving in float64, whose sums may round "

@@ -93,7 +93,8 @@ def mismatches(result, expected, *, exact=True, limit=MAX_LISTED):
 def _cell(value, inf) -> str:
     if not value < inf:
         return "inf"
-    return str(int(value)) if float(value).is_integer() else f"{float(value):.6g}"
+    exact = float(value).is_integer() and abs(float(value)) < 2 ** 63     # every digit of an int64 or less
+    return str(int(value)) if exact else f"{float(value):.6g}"
 
 
 def format_matrix(result) -> str:
