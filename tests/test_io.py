@@ -610,3 +610,24 @@ def test_jax_arrays():
     jnp = pytest.importorskip("jax.numpy")
     a = jnp.array([[0.0, 2.0], [jnp.inf, 0.0]])
     assert from_dlpack(a).tolist() == [[0.0, 2.0], [np.inf, 0.0]]
+
+
+@pytest.mark.parametrize("n", [100_000_000, 1_000_000_000])
+def test_dimacs_header_n_costs_nothing_before_the_run_refuses_it(tmp_path, n):
+    """Issue 35, item 6: ``p sp 100000000 0`` built a list of 10^8 labels (4.1 GB, 8.5 s) and
+    ``p sp 1000000000 0`` ran out of memory; the same n in .mtx was refused at once (exit 2)."""
+    import tracemalloc
+
+    (tmp_path / "warm.gr").write_text("p sp 2 1\na 1 2 3\n")
+    fio.read_graph(tmp_path / "warm.gr")                      # Numba's passes loaded before measuring
+    (tmp_path / "huge.gr").write_text(f"p sp {n} 0\n")
+    tracemalloc.start()
+    try:
+        g = fio.read_graph(tmp_path / "huge.gr")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert g.n == n and g.num_edges == 0
+    with pytest.raises(fw.FloydwarpError, match="bytes of memory"):
+        fw.solve(g, backend="cpu")

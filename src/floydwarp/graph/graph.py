@@ -65,9 +65,9 @@ class Graph:
         # (matrix, mask or None): an entry is absent where masked, equal to ``missing`` or +inf
         self._dense = dense
         self._missing = missing
-        self.labels = None if labels is None else list(labels)
-        if self.labels is not None and len(self.labels) != self.n:
-            raise FloydwarpError(f"{len(self.labels)} labels given for {self.n} vertices")
+        self._labels = None if labels is None else labels if isinstance(labels, range) else list(labels)
+        if self._labels is not None and len(self._labels) != self.n:
+            raise FloydwarpError(f"{len(self._labels)} labels given for {self.n} vertices")
         self._stats = None
         self._num_edges = None
         self._csr = {}
@@ -232,6 +232,15 @@ class Graph:
                               np.asarray(w) if w else np.zeros(0), n=len(nodes), labels=nodes)
 
     # ------------------------------------------------------------------ queries
+    @property
+    def labels(self) -> list | None:
+        """The vertices' labels, a list (None: the vertices are 0 .. n-1).  Labels given as a
+        ``range`` (a DIMACS file's ids 1..n) become the list on first use: a file header's n
+        costs nothing before a run's size checks refuse it (``p sp 1000000000 0`` ran out of memory)."""
+        if isinstance(self._labels, range):
+            self._labels = list(self._labels)
+        return self._labels
+
     @property
     def is_dense(self) -> bool:
         return self._dense is not None
