@@ -235,13 +235,14 @@ class GraphBatch:
         if ei.ndim != 2 or ei.shape[0] != 2:
             raise FloydwarpError(f"edge_index must have shape (2, E); got {tuple(ei.shape)}")
         src, dst = _index_array(ei[0], "edge_index", xp), _index_array(ei[1], "edge_index", xp)
-        if (batch is None) == (ptr is None):
-            raise FloydwarpError("give exactly one of batch= (each vertex's graph) and ptr= (graph offsets)")
+        if batch is None and ptr is None:
+            raise FloydwarpError("give batch= (each vertex's graph) or ptr= (graph offsets), or both (PyG's Batch)")
         if ptr is not None:
             ptr = _index_array(maybe_from_dlpack(ptr), "ptr", xp)
             _check_ptr(xp, ptr, num_graphs)
             nodes = int(ptr[-1])
-            node_graph = None
+            node_graph = None if batch is None else _agreeing_batch(xp, _index_array(maybe_from_dlpack(batch),
+                                                                                        "batch", xp), ptr)
         else:
             node_graph = _index_array(maybe_from_dlpack(batch), "batch", xp)
             ptr = _ptr_of_batch(xp, node_graph, num_graphs)
@@ -362,6 +363,20 @@ def _check_ptr(xp, ptr, num_graphs):
                              f"ptr[{bad}] = {int(ptr[bad])} (graph {bad} would have a negative size)")
     if num_graphs is not None and int(num_graphs) != ptr.size - 1:
         raise FloydwarpError(f"num_graphs = {num_graphs} but ptr describes {ptr.size - 1} graphs")
+
+
+def _agreeing_batch(xp, node_graph, ptr):
+    """``batch`` given beside ``ptr`` (PyG's collate sets both): it must put every vertex in the
+    graph ``ptr`` does."""
+    nodes = int(ptr[-1])
+    if node_graph.size != nodes:
+        raise FloydwarpError(f"batch and ptr disagree: batch has {node_graph.size} vertices, ptr[-1] = {nodes}")
+    owner = xp.searchsorted(ptr, xp.arange(nodes), side="right") - 1       # the last graph starting at or before
+    bad = _first(xp, owner != node_graph)
+    if bad is not None:
+        raise FloydwarpError(f"batch and ptr disagree: batch[{bad}] = {int(node_graph[bad])} but ptr puts vertex "
+                             f"{bad} in graph {int(owner[bad])}")
+    return node_graph
 
 
 def _ptr_of_batch(xp, node_graph, num_graphs):

@@ -1,6 +1,9 @@
 """`solve_batch()`: many small graphs -> one plan -> one engine -> a BatchResult."""
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .. import numeric
@@ -105,9 +108,11 @@ def _padded_size(batch, max_n) -> int:
 
 
 def _cap(max_distance, stats):
-    if max_distance is None:
+    """The clipping distance (None: none); ``inf`` clips nothing."""
+    if max_distance is None or (isinstance(max_distance, numbers.Real) and max_distance == math.inf):
         return None
-    if max_distance < 0 or (stats.integral and max_distance != int(max_distance)):
+    if not isinstance(max_distance, numbers.Real) or isinstance(max_distance, bool) or math.isnan(max_distance) \
+            or max_distance < 0 or (stats.integral and max_distance != int(max_distance)):
         raise FloydwarpError(f"max_distance must be a non-negative {'integer' if stats.integral else 'number'}, "
                              f"got {max_distance!r}")
     return int(max_distance) if stats.integral else float(max_distance)

@@ -235,6 +235,12 @@ def parse_bytes(text: str, option: str) -> int:
     return int(value)
 
 
+def progress_wanted(asked: bool | None = None) -> bool:
+    """Progress bars (tqdm, with ETA) when asked for (``--progress``), else only on a terminal:
+    nothing extra in pipes, files and logs (a "reading: 100%" bar before an error line)."""
+    return sys.stderr.isatty() if asked is None else asked
+
+
 def split_names(values) -> list[str]:
     """Repeatable options that also take comma lists: ``--backend cpu,gpu`` = ``--backend cpu --backend gpu``."""
     return [v for value in values or () for v in value.replace(" ", "").split(",") if v]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .app import Argument, app
+from .app import Argument, app, progress_wanted
 
 
 @app.command(short_help="Solve many small graphs at once (graph learning, chemistry) into one .npz.", epilog=(
@@ -27,7 +27,8 @@ from .app import Argument, app
               help="Store reachable distances above D as D (Graphormer's spatial encoding).")
 @click.option("--max-n", metavar="N", type=click.IntRange(min=0), help="Pad to N vertices (default: the largest graph).")
 @click.option("--predecessors", is_flag=True, help="Also write the predecessors (pred).")
-@click.option("--progress/--no-progress", default=True, help="Progress bars.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bars on stderr (default: when stderr is a terminal).")
 @click.pass_context
 def batch(ctx, inputs, output, dtype, backend, unweighted, max_distance, max_n, predecessors, progress):
     """Solve many small graphs at once and write their padded distances to one .npz."""
@@ -36,6 +37,7 @@ def batch(ctx, inputs, output, dtype, backend, unweighted, max_distance, max_n, 
     from ..batch import GraphBatch, solve_batch
     from ..io import read_graph
 
+    progress = progress_wanted(progress)
     if output.suffix.lower() != ".npz":
         raise click.UsageError(f"the output must be a .npz file, got {output}", ctx)
     if len(inputs) == 1 and inputs[0].suffix.lower() == ".npz":
@@ -44,9 +46,8 @@ def batch(ctx, inputs, output, dtype, backend, unweighted, max_distance, max_n, 
         graphs = [read_graph(p) for p in tqdm(inputs, desc="reading", unit="file", disable=not progress,
                                               leave=False, delay=1.0)]
     t0 = time.perf_counter()
-    cap = None if max_distance is None else (int(max_distance) if max_distance == int(max_distance) else max_distance)
     r = solve_batch(graphs, dtype=dtype, backend=backend, predecessors=predecessors, unweighted=unweighted,
-                    max_n=max_n, max_distance=cap, progress=progress)
+                    max_n=max_n, max_distance=max_distance, progress=progress)
     seconds = time.perf_counter() - t0
     r.save(output, inputs=inputs)
     n = r.dist.shape[1]

@@ -17,10 +17,9 @@ import click
 from click.core import ParameterSource
 
 from .app import (GENERATION_OPTIONS, Argument, app, describe_generation, generate_graph, generation_options,
-                  parse_bytes)
+                  parse_bytes, progress_wanted)
 from .clock import Before
-from .solve_report import (CHECK_REFERENCE_MAX_N, PRINT_FULL_MAX_N, describe_cycles, format_matrix,
-                           progress_wanted, run_check)
+from .solve_report import CHECK_REFERENCE_MAX_N, PRINT_FULL_MAX_N, describe_cycles, format_matrix, run_check
 
 FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists), .npy, .npz"
 

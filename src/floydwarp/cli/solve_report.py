@@ -5,19 +5,14 @@ from __future__ import annotations
 import click
 import numpy as np
 
+from .app import progress_wanted
+
 #: --check recomputes with the reference backend up to this n, with the cpu backend above it.
 CHECK_REFERENCE_MAX_N = 3000
 #: -V prints the whole matrix up to this n, else its corners.
 PRINT_FULL_MAX_N = 12
 PRINT_EDGE = 4
 MAX_LISTED = 10
-
-
-def progress_wanted() -> bool:
-    """A progress bar (tqdm, with ETA) only on a terminal: nothing extra in pipes, files and logs."""
-    import sys
-
-    return sys.stderr.isatty()
 
 
 def describe_cycles(result) -> str:
