@@ -2,8 +2,21 @@
 
 Layout of a checkpoint folder::
 
-    manifest.json                 n, dtype, block, round, graph fingerprint, version, shards + CRC32s
-    shard-<rank>.r<round>.<name>.npy  one file per rank and array (dist, pred)
+    manifest.json                     what the shards are, signed (format below)
+    shard-<rank>.r<round>.<name>.npy  one file per rank and array (dist, pred): the state after round - 1
+    run.json                          the CLI's settings of the run (``floydwarp solve --resume``)
+
+``manifest.json`` (format version 2) is one JSON object::
+
+    version      2
+    n, dtype, block, backend, algorithm, predecessors, processes, graph (a SHA-256 of the edges),
+    and engine facts (lookahead, out_of_core)    the run it belongs to
+    rounds       the run's number of rounds
+    round        the round to start from: 1 .. rounds - 1
+    shards       {"<rank>": {"<name>": {"file", "bytes", "crc32", "shape", "dtype"}}} for every rank
+                 0 .. processes - 1 and exactly the run's arrays (dist; pred with predecessors)
+    saved_at     seconds since the epoch
+    sha256       SHA-256 of the canonical JSON (sorted keys, no spaces) of every other field
 
 A save writes and fsyncs the new shards first, then replaces ``manifest.json``
 atomically (temporary file, fsync, rename), and only then deletes the shards
@@ -11,9 +24,26 @@ of the previous save.  A process killed at any moment -- mid-shard, mid-manifest
 -- leaves either the old manifest with its old shards or the new manifest with
 its new shards: never a corrupt checkpoint, and at most one interval lost.
 
+A resume trusts no round until the checkpoint proves it belongs together and to this run
+(:meth:`Checkpointer.restore`); anything else is refused with a :class:`CheckpointError`
+naming the problem (CLI exit status 2), on every rank of an MPI run at once:
+
+1. ``manifest.json`` is there, is JSON, and is an object;
+2. its ``version`` is this format's, and its ``sha256`` matches its other fields (an edited
+   manifest -- a round, a deleted key -- is refused whole);
+3. n, dtype, block, backend, algorithm, predecessors, processes, graph fingerprint and the
+   engine facts equal this run's, and ``rounds`` equals its number of rounds;
+4. ``round`` is an integer in 1 .. rounds - 1;
+5. ``shards`` names every rank and, for each, exactly this run's arrays, each in its file
+   ``shard-<rank>.r<round>.<name>.npy`` (the round in the name is the manifest's);
+6. each of this rank's shard files has the recorded size and CRC32, and is a ``.npy`` whose
+   dtype and shape are the recorded ones and those of the run's array (n and dtype).
+
 SIGTERM (what batch schedulers send) and Ctrl-C do not kill a run that
 checkpoints: the run finishes its round, saves, and stops with
-:class:`CheckpointInterrupt`.
+:class:`CheckpointInterrupt`.  From :func:`stop_on_signals` on (``solve()`` enters it as a
+checkpointed run starts, the CLI before it writes ``run.json``), a signal before the first
+round is the same: the run stops after the first round, saved.
 """
 from __future__ import annotations
 
@@ -29,9 +59,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CheckpointInterrupt, FloydwarpError
+from .errors import CheckpointError, CheckpointInterrupt
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+MANIFEST = "manifest.json"
+
+#: set by SIGTERM / SIGINT inside :func:`stop_on_signals`: the run saves and stops after its round
+_STOP = threading.Event()
+_guarding = threading.local()
+
 
 def graph_fingerprint(graph) -> str:
     """A digest of the graph's edges: a checkpoint resumes only the graph it was made from."""
@@ -39,6 +75,12 @@ def graph_fingerprint(graph) -> str:
     for a in graph.edges():
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:32]
+
+
+def manifest_digest(manifest: dict) -> str:
+    """The SHA-256 a manifest carries: of its canonical JSON without the ``sha256`` field."""
+    body = {k: v for k, v in manifest.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _crc32(path: Path) -> int:
@@ -55,6 +97,10 @@ def _fsync_dir(folder: Path):
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def shard_name(rank: int, next_round: int, name: str) -> str:
+    return f"shard-{rank}.r{next_round}.{name}.npy"
 
 
 class Checkpointer:
@@ -74,43 +120,95 @@ class Checkpointer:
         self.comm = comm
         self.rank = 0 if comm is None else comm.Get_rank()
         self.last_save = time.monotonic()
-        self._stop = threading.Event()
 
     # ------------------------------------------------------------------ resume
-    def restore(self, dist, pred=None) -> int:
-        """The round to start from: 0 for a fresh run; when resuming, the saved round,
-        with the saved matrices copied into ``dist`` (and ``pred``)."""
+    def restore(self, rounds: int, dist, pred=None) -> int:
+        """The round to start from: 0 for a fresh run; when resuming, the saved round, with
+        the saved matrices copied into ``dist`` (and ``pred``) once the checkpoint has passed
+        every check of the module docstring (a :class:`CheckpointError` otherwise, on every rank)."""
         if not self.resuming:
             return 0
-        start, arrays = self.load()
-        dist[...] = arrays["dist"]
-        if pred is not None:
-            pred[...] = arrays["pred"]
+        arrays = {"dist": dist} if pred is None else {"dist": dist, "pred": pred}
+        try:
+            start, problem = self._load(rounds, arrays), None
+        except CheckpointError as exc:
+            start, problem = 0, str(exc)
+        if self.comm is not None:       # every rank refuses, or none: no rank waits in a collective alone
+            failed = [(rank, p) for rank, p in enumerate(self.comm.allgather(problem)) if p]
+            if failed:
+                rank, problem = failed[0]
+                problem = problem if rank == self.rank else f"rank {rank}: {problem}"
+        if problem:
+            raise CheckpointError(problem)
         return start
 
-    def load(self) -> tuple[int, dict]:
-        """(next round, arrays of this rank) from the folder's checkpoint."""
-        manifest_path = self.folder / "manifest.json"
-        if not manifest_path.exists():
-            raise FloydwarpError(f"no checkpoint to resume in {self.folder} (no manifest.json)")
+    def _refuse(self, what: str):
+        raise CheckpointError(f"checkpoint {self.folder}: {what}; refusing to resume")
+
+    def _manifest(self) -> dict:
+        """Checks 1 and 2: the manifest as written, unedited."""
+        path = self.folder / MANIFEST
+        if not path.exists():
+            raise CheckpointError(f"no checkpoint to resume in {self.folder} (no {MANIFEST})")
         try:
-            manifest = json.loads(manifest_path.read_text())
+            manifest = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            raise FloydwarpError(f"{manifest_path}: unreadable checkpoint manifest ({exc})") from exc
-        for key, want in self.identity.items():
+            self._refuse(f"{MANIFEST} is unreadable ({exc})")
+        if not isinstance(manifest, dict):
+            self._refuse(f"{MANIFEST} is a JSON {type(manifest).__name__}, not an object")
+        if manifest.get("version") != FORMAT_VERSION:
+            self._refuse(f"{MANIFEST} is of another floydwarp checkpoint format (version {manifest.get('version')!r}, "
+                         f"this floydwarp reads version {FORMAT_VERSION})")
+        if manifest.get("sha256") != manifest_digest(manifest):
+            self._refuse(f"{MANIFEST} was changed after it was written (its sha256 does not match its contents)")
+        return manifest
+
+    def _load(self, rounds: int, arrays: dict) -> int:
+        """Checks 1 to 6 of the module docstring, then this rank's shards into ``arrays``."""
+        manifest = self._manifest()
+        what = {"graph": "another graph", "dtype": "another dtype"}
+        for key, want in {**self.identity, "rounds": rounds}.items():
             have = manifest.get(key)
             if have != want:
-                what = {"graph": "another graph", "dtype": "another dtype", "version": "another floydwarp checkpoint format"}
-                raise FloydwarpError(
-                    f"checkpoint {self.folder} is from {what.get(key, f'a run with {key}={have!r}')} "
-                    f"({key}: checkpoint has {have!r}, this run has {want!r}); refusing to resume")
-        arrays = {}
-        for name, entry in manifest["shards"][str(self.rank)].items():
-            path = self.folder / entry["file"]
-            if not path.exists() or _crc32(path) != entry["crc32"]:
-                raise FloydwarpError(f"checkpoint shard {path} is missing or corrupt (CRC32 mismatch)")
-            arrays[name] = np.load(path)
-        return int(manifest["round"]), arrays
+                self._refuse(f"it is from {what.get(key, f'a run with {key}={have!r}')} "
+                             f"({key}: checkpoint has {have!r}, this run has {want!r})")
+        start = manifest.get("round")
+        if type(start) is not int or not 1 <= start < rounds:
+            self._refuse(f"its round {start!r} is not a round this run of {rounds} rounds can start from "
+                         f"(an integer 1 .. {rounds - 1})")
+        shards = manifest.get("shards")
+        ranks = [str(r) for r in range(self.identity["processes"])]
+        if not isinstance(shards, dict) or sorted(shards) != sorted(ranks):
+            self._refuse(f"its shards {_keys(shards)} are not those of ranks {', '.join(ranks)}")
+        for rank in ranks:
+            entries = shards[rank]
+            if not isinstance(entries, dict) or sorted(entries) != sorted(arrays):
+                self._refuse(f"rank {rank}'s shards {_keys(entries)} are not this run's arrays {sorted(arrays)}")
+            for name, entry in entries.items():
+                want = shard_name(int(rank), start, name)
+                if not isinstance(entry, dict) or entry.get("file") != want:
+                    self._refuse(f"rank {rank}'s {name} shard is not the file {want} of round {start}")
+        for name, target in arrays.items():
+            self._read_shard(shards[str(self.rank)][name], target)
+        return start
+
+    def _read_shard(self, entry: dict, target):
+        """Check 6 for one shard, then its array copied into ``target``."""
+        path = self.folder / entry["file"]
+        if not path.is_file() or path.stat().st_size != entry.get("bytes"):
+            self._refuse(f"shard {path.name} is missing or has the wrong size")
+        if _crc32(path) != entry.get("crc32"):
+            self._refuse(f"shard {path.name} is corrupt (CRC32 mismatch)")
+        try:
+            saved = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            self._refuse(f"shard {path.name} is not a .npy array ({exc})")
+        recorded = (entry.get("dtype"), entry.get("shape"))
+        if (saved.dtype.name, list(saved.shape)) != recorded or saved.dtype != target.dtype \
+                or saved.shape != target.shape:
+            self._refuse(f"shard {path.name} holds a {saved.dtype.name} array of shape {saved.shape} (recorded: "
+                         f"{recorded[0]} {recorded[1]}); this run's is {target.dtype.name} {target.shape}")
+        target[...] = saved
 
     # ------------------------------------------------------------------ save
     def after_round(self, next_round: int, total_rounds: int, dist, pred=None):
@@ -118,36 +216,39 @@ class Checkpointer:
         if next_round >= total_rounds:
             return
         due = self.every is not None and time.monotonic() - self.last_save >= self.every
-        stop = self._stop.is_set()
+        stop = _STOP.is_set()
         if self.comm is not None:      # every rank saves at the same round
             from mpi4py import MPI
 
             flags = self.comm.allreduce(int(due) | int(stop) << 1, op=MPI.BOR)
             due, stop = bool(flags & 1), bool(flags & 2)
         if due or stop:
-            self.save(next_round, {"dist": dist} if pred is None else {"dist": dist, "pred": pred})
+            self.save(next_round, total_rounds, {"dist": dist} if pred is None else {"dist": dist, "pred": pred})
         if stop:
             raise CheckpointInterrupt(
                 f"stopped by a signal after round {next_round} of {total_rounds}; checkpoint saved in "
                 f"{self.folder}: resume with --resume {self.folder}")
 
-    def save(self, next_round: int, arrays: dict):
+    def save(self, next_round: int, total_rounds: int, arrays: dict):
         self.folder.mkdir(parents=True, exist_ok=True)
         shard = {}
         for name, array in arrays.items():
-            path = self.folder / f"shard-{self.rank}.r{next_round}.{name}.npy"
+            array = np.asarray(array)
+            path = self.folder / shard_name(self.rank, next_round, name)
             with open(path, "wb") as fh:
-                np.save(fh, np.asarray(array))
+                np.save(fh, array)
                 fh.flush()
                 os.fsync(fh.fileno())
-            shard[name] = {"file": path.name, "crc32": _crc32(path)}
+            shard[name] = {"file": path.name, "bytes": path.stat().st_size, "crc32": _crc32(path),
+                           "shape": list(array.shape), "dtype": array.dtype.name}
         shards = {str(self.rank): shard} if self.comm is None else _merge(self.comm.gather(shard, root=0))
         if self.rank == 0:
             _fsync_dir(self.folder)
-            manifest = dict(self.identity, round=next_round, shards=shards, saved_at=time.time())
+            manifest = dict(self.identity, rounds=total_rounds, round=next_round, shards=shards, saved_at=time.time())
+            manifest["sha256"] = manifest_digest(manifest)
             from .io.atomic import atomic_path   # the io package imports every file format: only here
 
-            with atomic_path(self.folder / "manifest.json") as tmp:
+            with atomic_path(self.folder / MANIFEST) as tmp:
                 tmp.write_text(json.dumps(manifest, indent=1))
             _fsync_dir(self.folder)
         if self.comm is not None:
@@ -158,24 +259,37 @@ class Checkpointer:
         self.last_save = time.monotonic()
 
     # ------------------------------------------------------------------ signals
-    @contextlib.contextmanager
-    def stop_on_signals(self):
-        """SIGTERM and SIGINT ask the run to save and stop at the end of the round."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    @staticmethod
+    def stop_on_signals():
+        return stop_on_signals()
 
-        def handler(signum, frame):
-            self._stop.set()
 
-        for sig in previous:
-            signal.signal(sig, handler)
-        try:
-            yield
-        finally:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
+def _keys(value) -> str:
+    return repr(sorted(value)) if isinstance(value, dict) else f"(a JSON {type(value).__name__})"
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """SIGTERM and SIGINT ask the run to save and stop at the end of its next round (nested
+    uses keep the outermost's handlers; outside the main thread, signals are not this one's)."""
+    if threading.current_thread() is not threading.main_thread() or getattr(_guarding, "on", False):
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def handler(signum, frame):
+        _STOP.set()
+
+    _STOP.clear()
+    for sig in previous:
+        signal.signal(sig, handler)
+    _guarding.on = True
+    try:
+        yield
+    finally:
+        _guarding.on = False
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _merge(parts):

@@ -124,7 +124,7 @@ def run(engine, *, lookahead=False, checkpointer=None, report=None, stages: Stag
     from (0, or where a resumed checkpoint left off)."""
     rounds = engine.rounds
     bands = getattr(engine, "row_parts", None) if deliver is not None else None
-    start = 0 if checkpointer is None else checkpointer.restore(*engine.state())
+    start = 0 if checkpointer is None else checkpointer.restore(rounds, *engine.state())
     # looked up once per engine class: a small graph's whole run is one round of these calls
     load, close_pivot, update_panels, broadcast, product, store = _operations(engine, stages)
 

@@ -1,6 +1,7 @@
 """`solve()`: graph -> plan -> engine -> result."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -15,6 +16,9 @@ from .plan import Plan
 from .predecessors import NO_PREDECESSOR, has_loops
 from .progress import progress_callback
 from .result import Result
+
+
+_NO_GUARD = contextlib.nullcontext()
 
 
 def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors=False,
@@ -77,7 +81,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                 block_size=block_size, threads=threads, options=options, stats=stats,
                 verify_after=choice.verify_after, narrow=numeric.is_auto(dtype))
     prepared = time.perf_counter()
-    with progress_callback(progress, lambda: f"{name}/{impl.algorithm} n={graph.n}") as report:
+    with _signals_guard(plan), progress_callback(progress, lambda: f"{name}/{impl.algorithm} n={graph.n}") as report:
         plan.progress = report
         out, negative = _run(impl, graph, plan, stats)
         if plan.predecessors and not negative and not impl.k_order and _loops_possible(plan, stats) \
@@ -100,6 +104,16 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
                   algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,
                   negative_cycles=cycles, graph=graph, solver=solve,
                   metadata={**out.metadata, "dtype_verified_after_run": bool(choice.verify_after)})
+
+
+def _signals_guard(plan):
+    """A checkpointed run saves and stops on SIGTERM / Ctrl-C from its start (the start matrix,
+    the compile), not only once its rounds begin; other runs leave signals alone."""
+    if not (plan.options.get("checkpoint") or plan.options.get("resume")):
+        return _NO_GUARD
+    from .checkpoint import stop_on_signals
+
+    return stop_on_signals()
 
 
 def _run(impl, graph, plan, stats):

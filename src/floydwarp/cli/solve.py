@@ -7,6 +7,7 @@ and the file is written from there, the mpi ranks write their parts themselves).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -84,19 +85,25 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
 @click.pass_context
 def solve(ctx, **given):
     """All-pairs shortest paths of a graph file or of a generated graph."""
-    before = Before()
-    job = _checked(ctx, given)
-    gpu = _gpu_start(job)
-    graph, source = _graph(job, before, gpu)
-    if gpu is not None:
-        waited = gpu.wait()
-        if waited > 0.001:
-            before.mark("gpu start", "CuPy and the CUDA context")
-    import floydwarp as fw
+    from ..checkpoint import stop_on_signals
 
-    start = time.perf_counter()
-    result = fw.solve(graph, **_call_arguments(job, graph.n))
-    wall = time.perf_counter() - start
+    # From run.json on (_checked writes it), SIGTERM / Ctrl-C stop the run after its next round,
+    # saved (exit 3), as they do once the rounds run: it can always be resumed (issue 35: a
+    # SIGTERM before the first round killed it, with no checkpoint and no message)
+    with stop_on_signals() if given["checkpoint"] or given["resume"] else contextlib.nullcontext():
+        before = Before()
+        job = _checked(ctx, given)
+        gpu = _gpu_start(job)
+        graph, source = _graph(job, before, gpu)
+        if gpu is not None:
+            waited = gpu.wait()
+            if waited > 0.001:
+                before.mark("gpu start", "CuPy and the CUDA context")
+        import floydwarp as fw
+
+        start = time.perf_counter()
+        result = fw.solve(graph, **_call_arguments(job, graph.n))
+        wall = time.perf_counter() - start
     if result is None:
         return                                       # an MPI rank other than 0: rank 0 reports
     _report(ctx, job, graph, source, result, wall, before)
@@ -123,6 +130,11 @@ def _checked(ctx, given: dict) -> dict:
             raise click.UsageError(f"--resume continues the run saved in {job['resume']} with its own settings; "
                                    f"drop {', '.join(named) or '--checkpoint'}", ctx)
         job.update(load_run_settings(job["resume"]), checkpoint=job["resume"])
+        from ..checkpoint import MANIFEST
+
+        if not (job["resume"] / MANIFEST).exists():   # stopped (or killed) before its first save
+            click.echo(f"note: {job['resume']} holds no saved round yet: the run starts from its beginning", err=True)
+            job["resume"] = None
     if (job["input"] is None) == (job["generate"] is None):
         raise click.UsageError("give a graph file INPUT or --generate N (one of them)", ctx)
     if job["input"] is not None:
