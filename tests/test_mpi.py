@@ -78,7 +78,11 @@ def test_bad_input_refused_on_every_rank_with_the_same_message(tmp_path):
 def test_checkpoint_on_every_rank_resumes_bit_identical(tmp_path, lookahead):
     proc, _ = launch(2, "checkpoint_resume.py", str(tmp_path), lookahead)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert last_json(proc.stdout) == {"stopped": True, "identical": True}
+    summary = last_json(proc.stdout)
+    assert summary["stopped"] and summary["identical"]
+    # rank 1's corrupt shard: both ranks refuse (none waits alone in a collective), with rank 1's reason
+    assert [("corrupt (CRC32 mismatch)" in r, r.startswith("rank 1: ")) for r in summary["refused"]] == \
+        [(True, True), (True, False)], summary["refused"]
     assert sorted(p.name.split(".")[0] for p in tmp_path.glob("shard-*.dist.npy")) == ["shard-0", "shard-1"]
 
 

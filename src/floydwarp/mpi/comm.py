@@ -70,12 +70,12 @@ def abort_on_error(comm):
 
     The message names the rank; MPI_Abort makes every process exit non-zero.
     """
-    from ..errors import CheckpointInterrupt
+    from ..errors import CheckpointError, CheckpointInterrupt
 
     try:
         yield
-    except CheckpointInterrupt:
-        raise                      # every rank stops at the same round, by agreement: not a failure
+    except (CheckpointInterrupt, CheckpointError):
+        raise                      # every rank stops at the same round, or refuses the same checkpoint, by agreement
     except BaseException as exc:  # noqa: BLE001 - every failure must end the job
         if comm.Get_size() == 1:
             raise
