@@ -198,3 +198,21 @@ def test_networkx_shortest_path_suite_runs_on_the_backend():
         env=env, capture_output=True, text=True, cwd=os.path.dirname(nx.__file__), timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
+
+
+@pytest.mark.parametrize("top", [2 ** 40, 2 ** 60, 2 ** 62])
+def test_integer_weights_stay_bit_identical_beyond_int64_paths(top):
+    """Issue 35: docs/networkx.md's bit-identical closeness / average path length held only while
+    int64 holds every path: beyond it floydwarp solved in float64 and its answers agreed with
+    NetworkX's exact Python ints only within rounding.  Those graphs are NetworkX's to answer."""
+    rng = np.random.default_rng(top % 997)
+    G = nx.gnp_random_graph(60, 0.1, seed=5, directed=True)
+    for u, v in G.edges:
+        G.edges[u, v]["weight"] = int(rng.integers(1, top))
+    B = nx_backend.BackendInterface
+    assert B.closeness_centrality(G, distance="weight") == nx.closeness_centrality(G, distance="weight")
+    assert dict(B.all_pairs_dijkstra_path_length(G)) == dict(nx.all_pairs_dijkstra_path_length(G))
+    H = nx.complete_graph(50, create_using=nx.DiGraph)
+    for u, v in H.edges:
+        H.edges[u, v]["weight"] = int(rng.integers(1, top))
+    assert B.average_shortest_path_length(H, weight="weight") == nx.average_shortest_path_length(H, weight="weight")

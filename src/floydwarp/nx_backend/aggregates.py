@@ -3,7 +3,8 @@
 
 The sums are reductions on the solver's device (:mod:`floydwarp.metrics`), exact for
 integer weights, so closeness and the average path length of integer-weighted graphs are
-bit-identical to NetworkX's (the same float operations on the same exact totals).  Float
+bit-identical to NetworkX's (the same float operations on the same exact totals; integer
+weights whose paths int64 cannot hold are NetworkX's to answer, :func:`.graph.solve_edges`).  Float
 weights are summed in float64 in another order than NetworkX's Python loops: equal within
 rounding.
 """

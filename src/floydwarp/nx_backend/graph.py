@@ -71,12 +71,17 @@ def solve_edges(edges, *, predecessors=False, labels=False):
     The result stays on the solver's device (a GPU's result is not copied to the host): the
     measures reduce it there and bring back n values; what needs every distance as a Python
     object copies it to the host itself."""
+    from .. import numeric
     from ..errors import DeviceError, FloydwarpError
     from ..solve import solve
 
     try:
         with stages.stage("convert"):
             graph = edges.solver_graph(labels)
+        stats = graph.weight_stats()
+        if edges.integral and not numeric.exact(numeric.smallest_fitting(stats), stats):
+            # NetworkX adds Python ints exactly; floydwarp would solve in float64 and round (issue 35)
+            raise Fallback("integer weights whose path lengths no integer dtype holds")
         with stages.stage("solve"):
             result = solve(graph, backend=SOLVER_BACKEND, predecessors=predecessors, output="device")
     except (FloydwarpError, DeviceError) as exc:      # bad for the solver, or its GPU out of memory
