@@ -4,14 +4,16 @@
 #   bash bench/device/ooc_concurrency.sh ooc      three runs of the out-of-core tests   (< 9 minutes)
 #   bash bench/device/ooc_concurrency.sh all      the whole GPU suite once             (< 9 minutes)
 #   bash bench/device/ooc_concurrency.sh both     the two in one call (more than one device command's 10 minutes)
+#   (or through the runner: bench/device/run.sh ooc-concurrency h100 ooc)
 #
 # ooc: the out-of-core and dtype-bound tests (654 tests that failed 10, 9 and 12 times under -n 12
-#      before the fix), three runs; all: the whole GPU suite once under -n 12.  Logs go to $OUT
-#      (or ./ooc-concurrency-logs), one per run; the summary lines are printed at the end.
+#      before the fix), three runs; all: the whole GPU suite once under -n 12.  Logs go to $RESULTS
+#      (set by the runner), else $OUT, else ./ooc-concurrency-logs, one per run; the summary lines
+#      are printed at the end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD/src
-OUT=${OUT:-$PWD/ooc-concurrency-logs}
+OUT=${RESULTS:-${OUT:-$PWD/ooc-concurrency-logs}}
 mkdir -p "$OUT"
 part=${1:-both}
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv > "$OUT/gpu.txt" 2>&1 || true
@@ -25,7 +27,7 @@ if [ "$part" = ooc ] || [ "$part" = both ]; then
     done
 fi
 if [ "$part" = all ] || [ "$part" = both ]; then
-    timeout 540 python3 -m pytest -q -p no:cacheprovider -p no:randomly -m gpu -n 12 > "$OUT/gpu-all.log" 2>&1
+    timeout 500 python3 -m pytest -q -p no:cacheprovider -p no:randomly -m gpu -n 12 > "$OUT/gpu-all.log" 2>&1
     echo "whole GPU suite: exit $?" >> "$OUT/summary.txt"
 fi
 for log in "$OUT"/ooc-run*.log "$OUT"/gpu-all.log; do
