@@ -252,7 +252,7 @@ def test_checkpoints_are_floyd_warshall_s_and_workdir_holds_the_matrices(tmp_pat
     r = fw.solve(graph, backend="cpu", checkpoint=tmp_path / "ckpt")
     assert r.algorithm == "blocked"
     np.testing.assert_array_equal(r.to_dense(), want)
-    with pytest.raises(FloydwarpError, match="does not checkpoint or resume"):
+    with pytest.raises(TypeError, match=r"'resume' \(cpu/bfs does not take it; cpu/blocked"):
         fw.solve(graph, backend="cpu", algorithm="bfs", resume=tmp_path / "ckpt")
     work = tmp_path / "work"
     work.mkdir()

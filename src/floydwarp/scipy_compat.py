@@ -18,6 +18,7 @@ from .cpu import kernels as cpu_kernels, team
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
+from .options import refused
 from .predecessors import NO_PREDECESSOR
 from .solve import solve
 
@@ -34,7 +35,7 @@ _NO_PRED = np.empty((0, 0), np.int32)
 
 
 def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
-                   overwrite=False, *, backend="auto", dtype=None):
+                   overwrite=False, *, backend="auto", dtype=None, **unknown):
     """All-pairs shortest paths, with SciPy's signature, conventions and errors.
 
     Parameters
@@ -54,6 +55,9 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
         floydwarp backend ("auto", "cpu", "gpu", ...).
     dtype : str, optional
         Distance type for the computation (default: narrowest exact one).
+    **unknown
+        None are taken: any other keyword raises :class:`~floydwarp.errors.OptionError`
+        (a ``TypeError``) naming it and listing these.
 
     Returns
     -------
@@ -82,6 +86,8 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
            [    2,     0, -9999,     2],
            [    1,     3,     3, -9999]], dtype=int32)
     """
+    if unknown:
+        raise refused(floyd_warshall, unknown)
     weights, scans = _weights(csgraph, directed, unweighted, overwrite)
     answer = None
     if backend == "auto" and dtype is None and weights.shape[0] <= TEXTBOOK_MAX_N:

@@ -75,8 +75,10 @@ def backend_status() -> list[dict]:
             "name": name, "description": backend.description, "available": reason is None, "reason": reason,
             "auto_priority": backend.auto_priority,
             "auto_min_n": backend.auto_min_n() if reason is None and backend.auto_priority else None,
+            "options": dict(backend.options),
             "algorithms": [{"name": i.algorithm, "default": i.default, "dtypes": list(i.dtypes),
-                            "predecessors": i.predecessors, "max_n": i.max_n, "description": i.description}
+                            "predecessors": i.predecessors, "max_n": i.max_n, "description": i.description,
+                            "options": dict(i.options)}
                            for i in impls],
         })
     return rows

@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 from .. import checkpoint, schedule
+from ..options import CHECKPOINT, WORKDIR
 from ..errors import FloydwarpError
 from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
@@ -366,7 +367,8 @@ def _blocked_traffic(n, itemsize, block_size=None):
 
 
 # --------------------------------------------------------------------------- registrations
-@register("cpu", "blocked", default=True, predecessors=True, bytes_moved=_blocked_traffic)
+@register("cpu", "blocked", default=True, predecessors=True, bytes_moved=_blocked_traffic,
+          options={**CHECKPOINT, **WORKDIR})
 def blocked(graph, plan) -> EngineOutput:
     """3-phase blocked Floyd-Warshall on tiles (Numba, all cores, vectorized min-plus tiles)."""
     return _solve_blocked(graph, plan)

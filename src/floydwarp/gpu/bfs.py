@@ -78,6 +78,8 @@ def _needed(n, words, pitch, itemsize, arcs, predecessors, to_device) -> int:
 
 
 @register("gpu", "bfs", dtypes=numeric.INTEGER_DTYPES, predecessors=True, accepts=bfs.refusal, preferred=True,
+          options={"bfs_fallback": "False: search to the last level however long it takes (default True: hand "
+                                    "the graph to fast once the search has taken Floyd-Warshall's time)"},
           description="all-pairs breadth-first search for unit weights: one bit per target, 64 a word, "
                       "a kernel launch per level pulling every vertex's out-neighbours' frontier words; "
                       "hop counts in uint8 while they fit (dtype='auto'); predecessors from the distances")

@@ -86,6 +86,13 @@ def require_smem(plan, need):
 
 
 # ---------------------------------------------------------------------- memory
+#: the solve options of every gpu algorithm (gpu/engine.py registers them)
+OPTIONS = {
+    "max_gpu_memory": "bytes of GPU memory a run may use (default: what is free); a fast run whose matrix does "
+                      "not fit goes out of core",
+}
+
+
 def _free() -> int:
     """Bytes of device memory free now, CuPy's pool's unused blocks included."""
     import cupy as cp

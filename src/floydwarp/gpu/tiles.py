@@ -36,6 +36,14 @@ WIDE = "wide"
 #: 24.5 / 13.2 / 11.0 for "tiled" / "vec" / "vec"); for the 8-byte types "vec" beats the
 #: panel products (float64: 2.98 against 1.07 T/s)
 FAST_DEFAULT_VARIANT = {"int16": WIDE, "int32": WIDE, "float32": WIDE, "int64": "vec", "float64": "vec"}
+#: the solve options of fast's variants (fast.py declares them)
+OPTIONS = {
+    "fast_variant": "the phase-3 variant: 'wide', 'pipe', 'vec', 'tiled' or 'async' (default: the dtype's "
+                    "measured best; 8-byte types run 'vec')",
+    "pipe_shape": "(TM, TN): rows x 4-byte words each thread of the 'pipe' phase 3 owns (multiples of 4)",
+    "pipe_unroll": "how far the 'pipe' phase 3 unrolls its k loop: 4, 8, 16, 32 or 64 (default: 64)",
+    "pipe_grid": "blocks of the persistent 'pipe' phase 3 (default: as many as the GPU keeps resident)",
+}
 #: "pipe" phase 3: (TM, TN) per dtype: each thread owns TM rows x TN 4-byte words (int16:
 #: 2 TN columns); options["pipe_shape"] = (TM, TN) overrides.  PIPE_UNROLL: how far the
 #: k loop is unrolled (64: fully); options["pipe_unroll"] overrides.

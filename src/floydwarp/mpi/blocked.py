@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
+from ..options import CHECKPOINT, GRID, LOOKAHEAD
 from ..plan import EngineOutput
 from ..grid import ProcessGrid
 from ..registry import register
@@ -172,7 +173,7 @@ def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
     return np.ascontiguousarray(full[:n, :n])
 
 
-@register("mpi", "blocked-2d", default=True)
+@register("mpi", "blocked-2d", default=True, options={**GRID, **LOOKAHEAD, **CHECKPOINT})
 def blocked_2d(graph, plan) -> EngineOutput:
     """2D block-cyclic blocked Floyd-Warshall with lookahead (MPI + Numba)."""
     comm = mpi_util.world()
