@@ -1,5 +1,5 @@
 """The one-pass graph checks (graph/kernels.py: edge_scan, dense_scan, scipy_weights), alone
-and split over threads (cpu/team.py joins their answers), against plain NumPy references."""
+and split over threads (team.py joins their answers), against plain NumPy references."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_fw
 
 import floydwarp as fw
 from floydwarp import FloydwarpError, Graph
-from floydwarp.cpu import team
+from floydwarp import team
 
 pytest.importorskip("numba")
 

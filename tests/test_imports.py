@@ -1,5 +1,6 @@
-"""The package's import hygiene: no module imports another module's private names, and
-floydwarp's import graph (function-level imports included) has no cycle."""
+"""The package's import hygiene: no module imports another module's private names, floydwarp's
+import graph (function-level imports included) has no cycle, and every import keeps to the
+layers below."""
 from __future__ import annotations
 
 import ast
@@ -117,6 +118,44 @@ def _cycle(graph):
     return None
 
 
+#: floydwarp's layers, lowest first: the modules of each (a package stands for all of its
+#: modules) and the layers they may import.  The base layer is what every engine builds on; it
+#: imports no engine: an engine supplies what the base needs by registering it
+#: (``registry.register``, ``arrays.DEVICE_HELPERS``).  Front ends -- the public API, files,
+#: metrics, the CLI, the benchmarks -- may import anything.
+LAYERS = {
+    "base": (("errors", "numeric", "casts", "arrays", "plan", "options", "registry", "grid", "tiling", "schedule",
+              "checkpoint", "progress", "predecessors", "bfs", "team", "jit", "passes", "graph", "io.atomic"),
+             {"base"}),
+    "engines": (("cpu", "gpu", "mpi", "multigpu"), {"base", "engines"}),
+    "front": ((), {"base", "engines", "front"}),          # every other module
+}
+#: imports across the layers by design, and why
+CROSSINGS = {
+    ("floydwarp.mpi.output", "floydwarp.io"): "MPI ranks write their parts of a result file in the io formats",
+    ("floydwarp.mpi.output", "floydwarp.io.result_files"): "MPI ranks write their parts of a result file",
+}
+
+
+def _layer(module: str) -> str:
+    relative = module.partition(".")[2]
+    for layer, (members, _) in LAYERS.items():
+        if any(relative == m or relative.startswith(m + ".") for m in members):
+            return layer
+    return "front"
+
+
+def _layer_breaches(graph) -> list[str]:
+    return [f"{a} ({_layer(a)}) imports {b} ({_layer(b)})" for a, targets in sorted(graph.items())
+            for b in sorted(targets)
+            if _layer(b) not in LAYERS[_layer(a)][1] and (a, b) not in CROSSINGS]
+
+
+def test_every_import_keeps_to_the_layers():
+    assert _layer_breaches(GRAPH) == []
+    assert all(pair in {(a, b) for a, bs in GRAPH.items() for b in bs} for pair in CROSSINGS)   # none stale
+
+
 def test_the_import_graph_has_no_cycle():
     assert _cycle(GRAPH) is None, " -> ".join(_cycle(GRAPH))
 
@@ -130,6 +169,11 @@ def test_the_checks_see_what_they_must():
     assert private == ["floydwarp.gpu.fast imports _blocks_per_sm from floydwarp.gpu.device",
                        "floydwarp.gpu.fast uses floydwarp.gpu.device._x"]
     assert _scan("floydwarp.io.mtx", "from . import _text")[1] == []      # private to its package
+    assert _layer_breaches({"floydwarp.numeric": {"floydwarp.gpu.checks", "floydwarp.errors"},
+                            "floydwarp.mpi.output": {"floydwarp.io"}, "floydwarp.cpu.engine": {"floydwarp.solve"},
+                            "floydwarp.solve": {"floydwarp.cpu.engine"}}) == [
+        "floydwarp.cpu.engine (engines) imports floydwarp.solve (front)",
+        "floydwarp.numeric (base) imports floydwarp.gpu.checks (engines)"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 

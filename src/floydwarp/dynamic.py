@@ -26,7 +26,8 @@ import numpy as np
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError
-from .numeric import cast_distances, exact_limit, inf_of
+from .casts import cast_distances
+from .numeric import exact_limit, inf_of
 
 _BLOCK_BYTES = 1 << 25
 _WIDER = {"uint8": "int16", "int16": "int32", "int32": "int64"}

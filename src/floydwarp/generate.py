@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .errors import FloydwarpError
-from .cpu.team import usable_cores
+from .team import usable_cores
 from .draws import PER_PAIR_FROM, ROWS_PER_BLOCK, block_streams, potentials
 from .graph import Graph, check_vertex_count
 from .numeric import WeightStats

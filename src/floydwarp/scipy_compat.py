@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
-from .cpu import kernels as cpu_kernels, team
+from . import team
+from .cpu import steps as cpu_steps
 from .errors import NegativeCycleError
 from .graph import Graph
 from .graph.graph import numba_passes, numba_readable
@@ -24,7 +25,7 @@ from .solve import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
 _SCIPY_NULL_ATOL = 1e-8
-#: Graphs up to this size run SciPy's textbook loop (cpu/kernels.py, ``scipy_textbook``) on
+#: Graphs up to this size run SciPy's textbook loop (cpu/steps.py, ``scipy_textbook``) on
 #: the weights as read, one Numba call, instead of solve(): the engine's fixed costs (~20 us
 #: a call: plan, registry, tiles, Result) are more than that loop takes up to about 80
 #: vertices (2-core box, CSR input, 30 % of the pairs: 9 against 38 us at 32 vertices, 38
@@ -124,7 +125,7 @@ def _textbook(weights, scans, with_pred):
         negative = negative or (seen and lo < 0)
     dist = weights.copy() if negative else weights
     pred = np.empty(dist.shape, np.int32) if with_pred else _NO_PRED
-    if not cpu_kernels.scipy_textbook(dist, pred, with_pred, NO_PREDECESSOR):
+    if not cpu_steps.scipy_textbook(dist, pred, with_pred, NO_PREDECESSOR):
         return None
     return dist, (pred if with_pred else None)
 

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from ..cpu.team import usable_cores
+from ..team import usable_cores
 
 
 def package_version(name: str) -> str | None:

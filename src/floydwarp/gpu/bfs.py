@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from .. import bfs, numeric
+from .. import bfs, casts, numeric
 from ..errors import DeviceError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
@@ -161,7 +161,7 @@ def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr,
     deepest = level - 1
     narrowest = next(d for d in storage if deepest < int(numeric.inf_of(d)))
     if narrowest != dtype:         # widened for a last level that found nothing
-        dist = numeric.cast_distances(dist, numeric.inf_of(dtype), narrowest)
+        dist = casts.cast_distances(dist, numeric.inf_of(dtype), narrowest)
         dtype = narrowest
     end.record()
     end.synchronize()
@@ -197,7 +197,7 @@ def _widen(cp, dist, dtype, storage, plan):
     if wider == len(storage):
         raise numeric.too_narrow(plan.dtype, plan.stats)
     new = storage[wider]
-    return numeric.cast_distances(dist, numeric.inf_of(dtype), new), new
+    return casts.cast_distances(dist, numeric.inf_of(dtype), new), new
 
 
 def _hand_to_fast(graph, plan, timings, spent, reason):

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..arrays import array_module, is_device_array, to_host
-from ..cpu import team
+from .. import team
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
@@ -407,7 +407,8 @@ class Graph:
     def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
         """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
         larger than memory can be written out a band of rows at a time."""
-        from ..numeric import cast_distances, inf_of
+        from ..casts import cast_distances
+        from ..numeric import inf_of
 
         dtype = np.dtype(dtype)
         inf = inf_of(dtype) if inf is None else inf

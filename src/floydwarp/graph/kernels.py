@@ -6,7 +6,7 @@ in rows, in the distance dtype (:func:`dense_tiles`); an edge list is written
 by :func:`edge_tiles`.  SciPy's CSR and CSC matrices are read as stored, by Graph's
 rules (:func:`compressed_pairs`, then :func:`edge_scan`) or by SciPy
 ``floyd_warshall``'s (:func:`scipy_sparse_weights`).  No temporaries of n^2 entries; every pass is a serial
-kernel over a range of rows (or tile rows) that cpu/team.py spreads over the
+kernel over a range of rows (or tile rows) that team.py spreads over the
 cores, so a small graph's pass is one plain call.  The rules are Graph's (see graph.py): an entry is absent when
 masked, equal to ``missing`` or ``+inf``; a non-negative self-loop is
 dropped; the diagonal starts at ``min(self-loop, 0)``; padding (indices >= n)
@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..cpu.kernels import narrow
+from ..jit import narrow
 from ..predecessors import NO_PREDECESSOR
 
 #: Numba's parallel pipeline with every parallel transformation off (no gufunc is built:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import FloydwarpError
 from ..graph import Graph
-from ..numeric import NotRepresentable, cast_distances
+from ..casts import NotRepresentable, cast_distances
 from .atomic import atomic_path
 
 IN_EXTENSIONS = (".in",)

@@ -49,7 +49,7 @@ class BlockCyclic:
 
     def close_pivot(self, r):
         """Phase 1 on the pivot's owner, then the pivot along its process row and column."""
-        from ..cpu.kernels import fw_tile, fw_tile_pred
+        from ..cpu.steps import fw_tile, fw_tile_pred
 
         g, bs, L, P = self.grid, self.bs, self.local, self.plocal
         li, lj = g.local_row(r), g.local_col(r)

@@ -245,7 +245,7 @@ def _write_own_parts(temps, parts):
 
 def _band_has_loops(comm, pred_tmp, n) -> bool:
     """Whether a predecessor row in this rank's band of rows loops (each row is checked alone)."""
-    from ..cpu.kernels import pred_rows_with_cycles
+    from ..passes import pred_rows_with_cycles
 
     size, rank = comm.Get_size(), comm.Get_rank()
     lo, hi = n * rank // size, n * (rank + 1) // size
