@@ -94,3 +94,34 @@ def test_device_bands_cover_the_rows_within_the_entry_budget(monkeypatch, n):
     bands = g.device_bands()
     assert [r for lo, hi in bands for r in range(lo, hi)] == list(range(n))
     assert all((hi - lo) * n <= max(250, n) for lo, hi in bands)
+
+
+def test_dense_is_a_read_only_view_of_the_matrix_given():
+    w = np.array([[0.0, 2.0], [np.inf, 0.0]])
+    g = Graph.from_dense(w)
+    assert g.is_dense and np.shares_memory(g.dense, w) and np.array_equal(g.dense, w)
+    with pytest.raises(ValueError, match="read-only"):
+        g.dense[0, 1] = 5.0
+    assert w.flags.writeable                                   # the caller's array is left alone
+    assert Graph.from_edges([0], [1], [3]).dense is None
+
+
+def test_from_edges_takes_a_generator_s_own_edges_with_their_stats():
+    """With ``stats`` the arrays are the graph's as they are (no pass reads them); ``sorted``
+    says they are in (source, target) order, else they are sorted when first needed."""
+    from floydwarp.numeric import WeightStats
+
+    src, dst, w = np.array([1, 0, 0]), np.array([0, 2, 1]), np.array([7, 5, 4])
+    stats = WeightStats(3, 4, 7, True)
+    g = Graph.from_edges(src, dst, w, n=3, stats=stats)
+    assert g.weight_stats() is stats and g.num_edges == 3
+    assert [a.tolist() for a in g.csr()] == [[0, 2, 3, 3], [1, 2, 0]]
+    assert g.to_matrix("int32", 99).tolist() == [[0, 4, 5], [7, 0, 99], [99, 99, 0]]
+    ordered = Graph.from_edges(src[[2, 1, 0]], dst[[2, 1, 0]], w[[2, 1, 0]], n=3, stats=stats, sorted=True)
+    assert ordered.to_matrix("int32", 99).tolist() == g.to_matrix("int32", 99).tolist()
+    with pytest.raises(TypeError, match="int64 src and dst"):
+        Graph.from_edges(src.astype(np.int32), dst, w, n=3, stats=stats)
+    with pytest.raises(TypeError, match="with n"):
+        Graph.from_edges(src, dst, w, stats=stats)
+    with pytest.raises(TypeError, match="sorted=True describes edges given with their stats="):
+        Graph.from_edges(src, dst, w, sorted=True)

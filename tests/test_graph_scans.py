@@ -102,7 +102,7 @@ def test_generated_edges_are_sorted_when_first_needed(threads, m):
     n = 100
     key = rng.permutation(rng.choice(n * n, m, replace=False))
     src, dst, w = key // n, key % n, rng.uniform(1, 5, m)
-    g = Graph._from_generated(n, (src, dst, w), WeightStats(n, 1, 5, False), by_source=False)
+    g = Graph.from_edges(src, dst, w, n=n, stats=WeightStats(n, 1, 5, False))
     order = np.argsort(key)
     assert all(np.array_equal(a, b[order]) for a, b in zip(g._sorted_edges(), (src, dst, w)))
 
@@ -254,12 +254,12 @@ def test_scipy_weights_statistics_are_those_of_the_weights(threads, directed):
     rng = np.random.default_rng(5)
     n = 70
     w = rng.integers(0, 6, (n, n)).astype(float) - 1             # -1 .. 4, zeros = no edge
-    g = Graph._from_scanned(*_weights(w, directed, False, False))
-    again = Graph.from_dense(g._dense[0])
+    g = Graph.from_scanned(*_weights(w, directed, False, False))
+    again = Graph.from_dense(g.dense)
     assert g.weight_stats() == again.weight_stats() and g.num_edges == again.num_edges
     with pytest.raises(FloydwarpError, match=r"\[2, 5\] has weight -inf"):
         bad = sp.csr_matrix(w); bad[2, 5] = -np.inf; bad[9, 1] = -np.inf
-        Graph._from_scanned(*_weights(bad, True, False, False))
+        Graph.from_scanned(*_weights(bad, True, False, False))
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])

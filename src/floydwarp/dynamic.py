@@ -61,7 +61,7 @@ def edge_weight(graph, a: int, b: int):
         hit = np.flatnonzero((src == a) & (dst == b))
         value = w[hit[0]].item() if hit.size else None
     else:
-        matrix = graph._dense[0]
+        matrix = graph.dense
         value = None if bool(graph.missing_mask()[a, b]) else matrix[a, b].item()
         if isinstance(value, float) and value == math.inf:
             value = None
@@ -88,7 +88,7 @@ def with_edge(graph, a: int, b: int, w):
             dst = np.append(dst, np.int64(b))
             weights = np.append(weights.astype(wdtype), wdtype.type(w))
         return Graph(graph.n, edges=(src, dst, weights), labels=graph.labels)
-    matrix, missing = graph._dense[0], graph.missing_mask()
+    matrix, missing = graph.dense, graph.missing_mask()
     xp = array_module(matrix)
     if isinstance(w, float) and matrix.dtype.kind != "f":
         matrix = matrix.astype(xp.float64)

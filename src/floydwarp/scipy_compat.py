@@ -106,7 +106,7 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
 
 def _solved(weights, scans, dtype, backend, with_pred):
     """(dist, pred) of the weights by solve(), or SciPy's NegativeCycleError."""
-    result = solve(Graph._from_scanned(weights, scans), dtype=dtype or "auto", backend=backend,
+    result = solve(Graph.from_scanned(weights, scans), dtype=dtype or "auto", backend=backend,
                    predecessors=with_pred, output="host").to_host()
     if result.has_negative_cycle:
         raise NegativeCycleError(f"Negative cycle in nodes {result.negative_cycle_vertices}",

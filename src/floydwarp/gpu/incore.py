@@ -147,8 +147,7 @@ def dense_on_device(graph) -> bool:
     """Whether ``graph`` is a dense matrix held by the GPU (its result then stays there)."""
     from ..arrays import is_device_array
 
-    dense = getattr(graph, "_dense", None)
-    return dense is not None and is_device_array(dense[0])
+    return is_device_array(graph.dense)
 
 
 def wants_device(plan, on_device_input: bool) -> bool:
@@ -170,8 +169,7 @@ def size(graph, plan, tile: int) -> Sizing:
     """The layout of a run with ``tile``-padded matrices and the device memory it needs."""
     dtype = np.dtype(plan.dtype)
     n = int(graph.n)
-    dense = getattr(graph, "_dense", None)
-    dense = None if dense is None else dense[0]
+    dense = graph.dense
     on_device = dense_on_device(graph)
     to_device = wants_device(plan, on_device)
     lay = Layout.make(n, dtype.itemsize, tile, plan.predecessors)

@@ -57,31 +57,51 @@ class Graph:
     [[0, 4, 1073741823], [1073741823, 0, 1], [1073741823, 1073741823, 0]]
     """
 
-    def __init__(self, n: int, *, edges=None, dense=None, missing=None, labels: Sequence[Any] | None = None):
+    def __init__(self, n: int, *, edges=None, dense=None, missing=None, labels: Sequence[Any] | None = None,
+                 sorted: bool = False, stats: WeightStats | None = None, num_edges: int | None = None):
+        """The graph of ``edges`` = (src, dst, weight) as it keeps them (distinct, off the diagonal
+        but for negative self-loops, int64 ids, int64 or float64 weights -- or, drawn on the GPU,
+        CuPy arrays of int32 ids and int64 weights; ``sorted``: by (source, target)) or of
+        ``dense`` = (matrix, mask or None), an entry absent where masked, equal to ``missing`` or
+        +inf.  ``stats`` (and a dense graph's ``num_edges``), when known, are not computed again.
+        Nothing is checked here: use a ``Graph.from_*`` constructor."""
         if (edges is None) == (dense is None):
             raise TypeError("Graph needs exactly one of edges= or dense=; use a Graph.from_* constructor")
         self.n = check_vertex_count(int(n))
-        self._edges = edges          # (src, dst, weight) with duplicates and self-loops removed
-        # (matrix, mask or None): an entry is absent where masked, equal to ``missing`` or +inf
+        self._edges = edges
+        self._device_edges = None               # the edges drawn on the GPU (device_edges)
+        if edges is not None and is_device_array(edges[0]):     # on the host only when asked for
+            self._edges, self._device_edges = None, edges
+            num_edges = int(edges[0].size)
         self._dense = dense
         self._missing = missing
         self.labels = None if labels is None else list(labels)
         if self.labels is not None and len(self.labels) != self.n:
             raise FloydwarpError(f"{len(self.labels)} labels given for {self.n} vertices")
-        self._stats = None
-        self._num_edges = None
+        self._stats = stats
+        self._num_edges = num_edges
         self._csr = {}
-        self._sorted = False                    # edges known to be sorted by (source, target)
-        self._device_edges = None               # the edges drawn on the GPU (device_edges)
+        self._sorted = sorted                   # edges known to be sorted by (source, target)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_edges(cls, src, dst, weight=None, n: int | None = None, labels=None) -> "Graph":
+    def from_edges(cls, src, dst, weight=None, n: int | None = None, labels=None, *, sorted: bool = False,
+                   stats: WeightStats | None = None) -> "Graph":
         """Build a graph from parallel arrays of edge sources, targets and weights.
 
         ``weight`` defaults to 1 for every edge; ``n`` defaults to one more than
         the largest vertex id.
+
+        ``stats`` is for code that made the edges itself (the generators): with it the arrays
+        are the graph's as they are -- distinct, off the diagonal but for negative self-loops,
+        int64 ids in ``0 .. n-1``, int64 or float64 weights, whose statistics ``stats`` holds --
+        and no pass reads them; ``sorted=True`` says they are also in (source, target) order.
+        Without ``stats`` every edge is checked, and the edges sorted, here.
         """
+        if stats is not None:
+            return cls._of_own_edges(src, dst, weight, n, labels, sorted, stats)
+        if sorted:
+            raise TypeError("sorted=True describes edges given with their stats= (without, they are sorted here)")
         src = _index_input(src, "src")
         dst = _index_input(dst, "dst")
         if src.shape != dst.shape:
@@ -123,20 +143,21 @@ class Graph:
             stats = _stats_of_kept(n, lo, hi, integral, kept)
         else:
             edges, stats = _sorted_lightest_edges(n, edges)
-        graph = cls(n, edges=edges, labels=labels)
-        graph._sorted, graph._stats = True, stats           # by (src, dst): in order already, or sorted
-        return graph
+        return cls(n, edges=edges, labels=labels, sorted=True, stats=stats)   # by (src, dst): in order, or sorted
 
     @classmethod
-    def _from_generated(cls, n, edges, stats: WeightStats, by_source: bool) -> "Graph":
-        """The graph of a generator's ``edges``: distinct, off the diagonal, int64 ids, int64 or
-        float64 weights, whose statistics the generator kept (``stats``), so nothing is scanned
-        again; ``by_source``: sorted by source already."""
-        graph = cls(n, edges=edges)
-        if is_device_array(edges[0]):           # drawn on the GPU: on the host only when asked for
-            graph._device_edges, graph._edges, graph._num_edges = edges, None, int(edges[0].size)
-        graph._stats, graph._sorted = stats, by_source
-        return graph
+    def _of_own_edges(cls, src, dst, weight, n, labels, sorted, stats) -> "Graph":
+        """:meth:`from_edges` of edges in the graph's own form (``stats`` given): only their
+        types, lengths and ``n`` are checked, in O(1).  CuPy arrays (int32 ids, int64 weights:
+        ``generate.erdos_renyi(device=True)``) stay on the device."""
+        on_device = is_device_array(src)
+        edges = (src, dst, weight) if on_device else tuple(np.asarray(a) for a in (src, dst, weight))
+        ids, weights = ((np.int32,), (np.int64,)) if on_device else ((np.int64,), (np.int64, np.float64))
+        if edges[0].dtype not in ids or edges[1].dtype not in ids or edges[2].dtype not in weights \
+                or not edges[0].shape == edges[1].shape == edges[2].shape or edges[0].ndim != 1 or n is None:
+            raise TypeError("edges given with stats= are int64 src and dst and int64 or float64 weights of one "
+                            "length (on a GPU: int32 ids, int64 weights), with n")
+        return cls(n, edges=edges, labels=labels, sorted=sorted, stats=stats)
 
     @classmethod
     def from_dense(cls, matrix, missing=np.inf, labels=None) -> "Graph":
@@ -176,11 +197,6 @@ class Graph:
 
         if not sp.issparse(sparse):
             raise FloydwarpError(f"from_scipy needs a SciPy sparse matrix, got {type(sparse).__name__}")
-        return cls._from_sparse(sparse, labels)
-
-    @classmethod
-    def _from_sparse(cls, sparse, labels=None) -> "Graph":
-        """:meth:`from_scipy` of a matrix known to be a SciPy sparse one."""
         shape = sparse.shape
         if len(shape) != 2 or shape[0] != shape[1]:
             raise FloydwarpError(f"a sparse graph must be square (n x n); got shape {shape}")
@@ -235,6 +251,19 @@ class Graph:
     @property
     def is_dense(self) -> bool:
         return self._dense is not None
+
+    @property
+    def dense(self):
+        """A dense graph's weight matrix as it was given (NumPy -- a read-only view -- or CuPy),
+        or None for an edge list.  Which entries are no edge: :meth:`missing_mask`."""
+        if self._dense is None:
+            return None
+        matrix = self._dense[0]
+        if type(matrix) is not np.ndarray:
+            return matrix
+        view = matrix.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def num_edges(self) -> int:
@@ -315,31 +344,19 @@ class Graph:
         return self._stats
 
     @classmethod
-    def _from_scanned(cls, matrix, parts) -> "Graph":
-        """The graph of a host float64 matrix with ``inf`` for no edge, written by a Numba
-        pass that returned :func:`~floydwarp.graph.kernels.dense_scan`'s answers for it
-        (``parts``, one per row range in order), so it is not read again."""
-        graph = cls(matrix.shape[0], dense=(matrix, None), missing=None)
-        graph._stats, graph._num_edges = graph._stats_of(parts)
-        return graph
+    def from_scanned(cls, matrix, scans) -> "Graph":
+        """The graph of a host float64 matrix (``inf``: no edge) that a pass of graph/kernels.py
+        wrote and checked as it went (floyd_warshall's reader): ``scans`` are the pass's
+        :func:`~floydwarp.graph.kernels.dense_scan` answers, one per row range in order, which
+        hold the weights' statistics and edge count, so the matrix is not read again."""
+        stats, count = _scanned_stats(matrix, scans)
+        return cls(matrix.shape[0], dense=(matrix, None), missing=None, stats=stats, num_edges=count)
 
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
         matrix, n = self._dense[0], self.n
-        return self._stats_of(team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(),
-                                       threads=team.shares(n, n * n)))
-
-    def _stats_of(self, parts):
-        """(WeightStats, edge count) from dense_scan's answers, or the error for a bad entry."""
-        matrix = self._dense[0]
-        edges, present, lo, hi, integral, bad_i, bad_j = parts[0] if len(parts) == 1 else _joined_scans(parts)
-        if bad_i >= 0:
-            raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
-                                 f"weights must be finite numbers")
-        if not present:
-            return WeightStats(self.n, 0, 0, True), 0
-        conv = int if integral else float
-        return WeightStats(self.n, conv(lo), conv(hi), bool(integral)), int(edges)
+        return _scanned_stats(matrix, team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(),
+                                               threads=team.shares(n, n * n)))
 
     def _absent_rule(self):
         """The arguments after the matrix of the Numba passes: (mask, missing, use_missing)."""
@@ -565,6 +582,20 @@ def _missing_value(missing, dtype):
             return None
         return dtype.type(int(value))
     return dtype.type(missing)
+
+
+def _scanned_stats(matrix, parts):
+    """(WeightStats, edge count) of an n x n matrix from dense_scan's answers for its row ranges,
+    or the error for a bad entry."""
+    n = matrix.shape[0]
+    edges, present, lo, hi, integral, bad_i, bad_j = parts[0] if len(parts) == 1 else _joined_scans(parts)
+    if bad_i >= 0:
+        raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
+                             f"weights must be finite numbers")
+    if not present:
+        return WeightStats(n, 0, 0, True), 0
+    conv = int if integral else float
+    return WeightStats(n, conv(lo), conv(hi), bool(integral)), int(edges)
 
 
 def _joined_scans(parts):
