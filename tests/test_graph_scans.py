@@ -1,5 +1,6 @@
-"""The one-pass graph checks (graph/kernels.py: edge_scan, dense_scan, scipy_weights), alone
-and split over threads (team.py joins their answers), against plain NumPy references."""
+"""The one-pass graph checks (graph/edge_kernels.py: edge_scan; graph/kernels.py: dense_scan,
+scipy_weights), alone and split over threads (team.py joins their answers), against plain NumPy
+references."""
 from __future__ import annotations
 
 import numpy as np
@@ -165,9 +166,9 @@ def test_write_matrix_fills_a_host_array_in_place(threads, kind, n):
 
 @pytest.mark.parametrize("n", [1, 7, 50])
 def test_graph_rows_stage_the_start_matrix_chunk_by_chunk(threads, n):
-    """gpu/transfer.py's GraphRows (no CUDA involved): each staging chunk, at any row offset,
+    """gpu/staging.py's GraphRows (no CUDA involved): each staging chunk, at any row offset,
     holds those rows of the start matrix in the run's dtype, as the upload sends them."""
-    from floydwarp.gpu.transfer import GraphRows
+    from floydwarp.gpu.staging import GraphRows
 
     w = fw.generate.erdos_renyi(n, 20, seed=n).to_matrix("float64", np.inf)
     g = Graph.from_dense(w)

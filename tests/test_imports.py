@@ -241,3 +241,12 @@ def test_start_up_imports_only_what_the_call_needs():
     assert not {"scipy", "numba", "cupy"} & held
     held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
     assert "floydwarp.mpi.engine" not in held and "floydwarp.multigpu.engine" not in held
+
+
+#: the most lines a module of the package may have: past it, a module does more than one thing
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

@@ -18,7 +18,7 @@ from . import team
 from .cpu import steps as cpu_steps
 from .errors import NegativeCycleError
 from .graph import Graph
-from .graph.graph import numba_passes, numba_readable
+from .graph.edge_arrays import numba_passes, numba_readable
 from .options import refused
 from .predecessors import NO_PREDECESSOR
 from .solve import solve

@@ -43,7 +43,7 @@ def save(fh, array) -> None:
     if not is_device_array(array) or array.size == 0:
         np.save(fh, to_host(array), allow_pickle=False)
         return
-    from ..gpu.transfer import to_file
+    from ..gpu.staging import to_file
 
     array = array if array.flags.c_contiguous else array.copy()
     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(array.dtype)), "fortran_order": False,
