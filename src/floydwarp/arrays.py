@@ -1,7 +1,8 @@
 """Host/device array helpers: code written once for NumPy and CuPy arrays.
 
 The base layer imports no engine package.  What a device array needs from the gpu package
-(downloads through pinned staging buffers, whole-matrix checks by a kernel) is in
+(downloads through pinned staging buffers into memory or a file, whole-matrix checks by a
+kernel) is in
 :data:`DEVICE_HELPERS`, which the package fills when it is imported (gpu/__init__.py); the
 first device array that needs one imports it, by name, as the registry imports a backend.
 """
@@ -12,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-#: name -> the gpu package's function: ``to_host(a)``, ``any_in_range(a, lo, hi)``
+#: name -> the gpu package's function: ``to_host(a)``, ``to_file(a, fd, offset)``,
+#: ``any_in_range(a, lo, hi)``
 DEVICE_HELPERS: dict[str, Callable] = {}
 #: the package that fills DEVICE_HELPERS when imported
 DEVICE_PACKAGE = "floydwarp.gpu"
