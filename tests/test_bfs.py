@@ -120,7 +120,8 @@ def test_auto_takes_bfs_exactly_for_unit_weights():
     assert fw.solve(unit, backend="cpu").algorithm == "bfs"
     assert fw.solve(unit, backend="cpu", predecessors=True).algorithm == "bfs"
     assert fw.solve(unit, backend="cpu", algorithm="blocked").algorithm == "blocked"
-    assert fw.solve(fw.Graph.from_edges(src, dst, n=40, weight=np.ones(src.size) * 1.0), backend="cpu").algorithm == "bfs"
+    floats = fw.Graph.from_edges(src, dst, n=40, weight=np.ones(src.size) * 1.0)
+    assert fw.solve(floats, backend="cpu").algorithm == "bfs"
     assert fw.solve(fw.Graph(5, edges=(np.zeros(0, np.int64),) * 3), backend="cpu").algorithm == "bfs"
     for weights in (np.full(src.size, 2), np.where(np.arange(src.size) % 7, 1, 3), np.full(src.size, 0.5)):
         weighted = fw.Graph.from_edges(src, dst, weights, n=40)

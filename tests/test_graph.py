@@ -76,7 +76,8 @@ def test_from_networkx_labels_and_undirected():
 def test_edges_from_dense_round_trip():
     w = np.array([[np.inf, 1, np.inf], [np.inf, -1, 2], [3, np.inf, 5]])
     src, dst, weight = Graph.from_dense(w).edges()
-    assert sorted(zip(src.tolist(), dst.tolist(), weight.tolist())) == [(0, 1, 1.0), (1, 1, -1.0), (1, 2, 2.0), (2, 0, 3.0)]
+    assert sorted(zip(src.tolist(), dst.tolist(), weight.tolist())) == [
+        (0, 1, 1.0), (1, 1, -1.0), (1, 2, 2.0), (2, 0, 3.0)]
 
 
 def test_weight_stats():

@@ -102,7 +102,8 @@ def _own_private_names(tree) -> set[str]:
         elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
               and node.value.id in ("self", "cls")):
             own.add(node.attr)
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                  for t in node.targets):
             own |= {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
     return {n for n in own if _private(n)}
 

@@ -375,7 +375,7 @@ def _gpus():
         import cupy
 
         return cupy.cuda.runtime.getDeviceCount()
-    except Exception:
+    except Exception:  # noqa: BLE001 -- no CuPy, driver or device: no GPU
         return 0
 
 

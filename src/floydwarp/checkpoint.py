@@ -100,7 +100,8 @@ class Checkpointer:
         for key, want in self.identity.items():
             have = manifest.get(key)
             if have != want:
-                what = {"graph": "another graph", "dtype": "another dtype", "version": "another floydwarp checkpoint format"}
+                what = {"graph": "another graph", "dtype": "another dtype",
+                        "version": "another floydwarp checkpoint format"}
                 raise FloydwarpError(
                     f"checkpoint {self.folder} is from {what.get(key, f'a run with {key}={have!r}')} "
                     f"({key}: checkpoint has {have!r}, this run has {want!r}); refusing to resume")

@@ -250,7 +250,8 @@ def _fits(result, a, b, w):
     if result.dtype.name == "int64":
         return hi_bound if hi_bound >= limit else lo_bound
     # exact check, block by block: only pairs the update improves matter
-    col64, row64 = col.astype(xp.int64 if kind == "i" else xp.float64), row.astype(xp.int64 if kind == "i" else xp.float64) + w
+    wide = xp.int64 if kind == "i" else xp.float64
+    col64, row64 = col.astype(wide), row.astype(wide) + w
     for lo, hi in _row_blocks(result.n):
         cand = col64[lo:hi, None] + row64[None, :]
         block = d[lo:hi]

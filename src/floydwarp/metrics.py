@@ -103,7 +103,7 @@ def reach_sums(dist, inf, axis: int):
     if not wide:
         return counts, parts[0]
     high, low = (to_host(p).tolist() for p in parts)
-    return counts, np.array([(h << 32) + l for h, l in zip(high, low)], dtype=object)
+    return counts, np.array([(h << 32) + lo for h, lo in zip(high, low)], dtype=object)
 
 
 def total(sums) -> int | float:

@@ -49,7 +49,7 @@ class _Worker:
             kernel, args = self.job
             try:
                 self.result = kernel(*args)
-            except BaseException as exc:       # handed to the caller
+            except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it
                 self.error = exc
             self.job = None
             self.done.release()

@@ -54,7 +54,7 @@ def gpus() -> dict:
             name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
             devices.append({"index": i, "name": name, "memory_bytes": int(p["totalGlobalMem"]),
                             "compute_capability": f"{p['major']}.{p['minor']}"})
-    except Exception as exc:                                # no driver, no device, ...
+    except Exception as exc:  # noqa: BLE001 -- no driver, no device, ...: reported, not raised
         return {"cupy": cupy.__version__, "devices": [], "note": f"no GPU found ({type(exc).__name__}: {exc})"}
     return {"cupy": cupy.__version__, "devices": devices, "note": "" if devices else "no GPU found"}
 
@@ -153,7 +153,7 @@ def gpu_memory() -> list[dict]:
                 free, total = cupy.cuda.runtime.memGetInfo()
             rows.append({"index": i, "free_bytes": int(free), "total_bytes": int(total)})
         return rows
-    except Exception:                                       # no CuPy, no driver, no device
+    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: nothing to list
         return []
 
 

@@ -9,9 +9,9 @@ times (the slowest rank's, per repeat), the engine's timings on rank 0 ("compute
 
 ``--backend`` is passed through and ``--devices-per-rank`` kept in the records (the
 multi-GPU path will run this worker with its own backend, one or more GPUs per rank; no
-engine reads it yet); ``--option KEY=VALUE`` adds any option the backend takes.  A job the library refuses (a bad algorithm or
-dtype) becomes a ``skipped`` record on every rank alike; any other failure aborts the
-whole MPI job (the launcher records it).
+engine reads it yet); ``--option KEY=VALUE`` adds any option the backend takes.  A job the
+library refuses (a bad algorithm or dtype) becomes a ``skipped`` record on every rank alike;
+any other failure aborts the whole MPI job (the launcher records it).
 """
 from __future__ import annotations
 

@@ -119,7 +119,8 @@ def work_per_thread(ctx):
 
 @algorithm("grid-sync", k_order=True, bytes_moved=traffic.per_k_sweep,
            options={"threads_per_block": "threads per block (default 256)"},
-           description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register (seed 003)")
+           description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register "
+                       "(seed 003)")
 def grid_sync(ctx):
     """One persistent cooperative kernel."""
     import cupy as cp

@@ -125,7 +125,7 @@ def pinned(nbytes: int):
 
     try:
         return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
-    except Exception:  # no pinned memory to be had: pageable staging still works, slower
+    except Exception:  # noqa: BLE001 -- no pinned memory to be had: pageable staging still works, slower
         return np.empty(nbytes, dtype=np.uint8)
 
 

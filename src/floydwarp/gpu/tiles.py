@@ -92,7 +92,8 @@ def fast_config(dtype, smem_optin=None, variant=None) -> dict:
         return dict(b=64, p3="fw_blockedvec_p3", variant=variant, threads=(bv, ty), smem3=smem)
     big = smem_optin is None or smem_optin >= (128 * 128 + 256) * isz
     if dt.name == "int16":
-        cfg = dict(b=128, tm=8, tn=4, bk=32, threads=(16, 16)) if big else dict(b=64, tm=4, tn=4, bk=32, threads=(8, 16))
+        cfg = (dict(b=128, tm=8, tn=4, bk=32, threads=(16, 16)) if big
+               else dict(b=64, tm=4, tn=4, bk=32, threads=(8, 16)))
         return dict(cfg, p3="fw_fast_p3_s16", variant=variant, smem3=0)
     cfg = dict(b=128, tm=8, tn=8, bk=32, threads=(16, 16)) if big else dict(b=64, tm=4, tn=8, bk=32, threads=(8, 16))
     if variant == "async":
