@@ -38,7 +38,8 @@ def solve_case(g, backend="gpu", **options):
     r = fw.solve(g, backend=backend, dtype="int32", progress=progress, **options)
     wall = time.perf_counter() - t0
     n = g.n
-    rec = {"n": n, "backend": f"{r.backend}/{r.algorithm}", "options": dict(options), "wall_s": wall, "compute_s": r.timings["compute"],
+    rec = {"n": n, "backend": f"{r.backend}/{r.algorithm}", "options": dict(options), "wall_s": wall,
+           "compute_s": r.timings["compute"],
            "rate": n ** 3 / r.timings["compute"], "timings": r.timings,
            "metadata": {k: v for k, v in r.metadata.items() if isinstance(v, (int, float, str, bool))}}
     print(f"n={n} {options}: compute {rec['compute_s']:.2f} s = {rec['rate'] / 1e12:.2f} T relax/s "

@@ -14,9 +14,10 @@ frames often hold them, where the generator's come sorted by source and target);
 the user's call from those arrays to a host ``Result``: ``fw.Graph.from_edges`` ("graph") and
 ``fw.solve(graph, backend="gpu")`` ("whole"), with every stage of ``Result.timings``;
 ``user_ratio_to_compute`` is the two together over the compute time.  ``--input dense``: the
-same graph as a host float64 matrix (``inf``: no edge), ``fw.Graph.from_dense`` being "graph".  With ``--npy DIR`` also the CLI's ``-o out.npy`` path in
-process: the same solve with the result kept on the device, then ``write_result`` into DIR
-(device -> pinned -> file), against writing the host result.
+same graph as a host float64 matrix (``inf``: no edge), ``fw.Graph.from_dense`` being "graph".
+With ``--npy DIR`` also the CLI's ``-o out.npy`` path in process: the same solve with the
+result kept on the device, then ``write_result`` into DIR (device -> pinned -> file), against
+writing the host result.
 
 Works on older trees too (stages they do not report are absent), for before/after tables.
 """

@@ -45,7 +45,7 @@ def gpu_count() -> int:
     try:
         import cupy
         return cupy.cuda.runtime.getDeviceCount()
-    except Exception:
+    except Exception:  # noqa: BLE001 -- no CuPy, driver or device: no GPU
         return 0
 
 

@@ -104,7 +104,8 @@ class ScheduledCupy:
         self.runtime = rt
         cuda = SimpleNamespace(
             runtime=rt, Stream=lambda non_blocking=False, priority=None: self._Stream(self),
-            get_current_stream=lambda: self.current[-1], Device=lambda *a: SimpleNamespace(id=0, synchronize=self.drain),
+            get_current_stream=lambda: self.current[-1],
+            Device=lambda *a: SimpleNamespace(id=0, synchronize=self.drain),
             memory=SimpleNamespace(OutOfMemoryError=type("OutOfMemoryError", (MemoryError,), {})),
             driver=SimpleNamespace(CUDADriverError=type("CUDADriverError", (RuntimeError,), {})))
         self.cupy = SimpleNamespace(cuda=cuda, empty=self.empty, full=self.full)

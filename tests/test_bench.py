@@ -20,7 +20,8 @@ def fake_backend(monkeypatch):
     monkeypatch.setattr(registry, "_IMPLS", dict(registry._IMPLS))
     monkeypatch.setitem(registry.BACKEND_MODULES, "fake", "floydwarp.cpu.reference")
     registry.register_backend("fake", "stand-in")
-    registry.register("fake", "naive", default=True, bytes_moved=lambda n, itemsize, b: 3.0 * n ** 3 * itemsize)(numpy_loop)
+    registry.register("fake", "naive", default=True,
+                      bytes_moved=lambda n, itemsize, b: 3.0 * n ** 3 * itemsize)(numpy_loop)
     registry.register("fake", "tiled", dtypes=("int32",), max_n=20)(numpy_loop)
 
 

@@ -94,7 +94,8 @@ def fake_backend(monkeypatch):
     monkeypatch.setattr(registry, "_IMPLS", dict(registry._IMPLS))
     monkeypatch.setitem(registry.BACKEND_MODULES, "fake", "floydwarp.cpu.reference")
     registry.register_backend("fake", "stand-in")
-    registry.register("fake", "naive", default=True, bytes_moved=lambda n, isz, b: 2.0 * n ** 3 * isz)(run)
+    registry.register("fake", "naive", default=True, bytes_moved=lambda n, isz, b: 2.0 * n ** 3 * isz,
+                      options={"R": "cells a thread updates"})(run)
     registry.register("fake", "tiled", bytes_moved=lambda n, isz, b: 4.0 * n ** 3 / (b or 8) * isz)(run)
     return seen
 

@@ -83,7 +83,8 @@ def test_solve_short_flags_check_and_checksum():
 
 
 def test_generation_options():
-    r = run("solve", "-g", 20, "-p", 40, "--weights", "-2,9", "--potential", 3, "--undirected", "--backend", "reference")
+    r = run("solve", "-g", 20, "-p", 40, "--weights", "-2,9", "--potential", 3, "--undirected",
+            "--backend", "reference")
     assert r.exit_code == 0, r.output
     g = fw.generate.erdos_renyi(20, 40, weights=(-2, 9), potential=3, directed=False)
     assert fields(r.stdout)["edges"] == f"{g.num_edges:,}"
@@ -357,7 +358,8 @@ def test_bench_writes_json_with_scipy(tmp_path):
 
 
 def test_bench_options_and_errors():
-    r = run("bench", "run", "--backend", "reference", "--sizes", "16", "--no-scipy", "-r", 1, "--dtype", "int16,float32")
+    r = run("bench", "run", "--backend", "reference", "--sizes", "16", "--no-scipy", "-r", 1,
+            "--dtype", "int16,float32")
     assert r.exit_code == 0, r.output
     assert "scipy/" not in r.stdout and "int16" in r.stdout and "float32" in r.stdout
     assert_user_error(run("bench", "kernels?"), "unknown study")

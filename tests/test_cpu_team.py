@@ -1,4 +1,4 @@
-"""cpu/team.py and cpu/crew.py: passes split over threads, and the rounds' crew, against
+"""team.py and cpu/crew.py: passes split over threads, and the rounds' crew, against
 plain references (a Python kernel that records its shares; the reference backend)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import floydwarp as fw
-from floydwarp.cpu import team
+from floydwarp import team
 
 pytest.importorskip("numba")
 

@@ -375,5 +375,5 @@ def test_ceilings_measure_positive():
 
 def test_bytes_moved_models():
     for impl in IMPLS.values():
-        f = impl.options["bytes_moved"]
+        f = impl.bytes_moved
         assert f(1024, 4, None) > 0

@@ -222,7 +222,7 @@ def test_registry_entries():
     for i in impls.values():
         if i.accepts is None:             # the Floyd-Warshall algorithms: every graph, every dtype
             assert set(fw.DTYPES) <= set(i.dtypes)
-            assert callable(i.options["bytes_moved"]) and i.description
+            assert callable(i.bytes_moved) and i.description
     bfs = impls["bfs"]
     assert bfs.preferred and bfs.predecessors and bfs.accepts is not None and bfs.description
     assert set(bfs.dtypes) == {"int16", "int32", "int64"}

@@ -248,7 +248,7 @@ def test_fast_checkpoints_through_host_memory(tmp_path):
 
 
 def test_other_gpu_algorithms_refuse_to_checkpoint(tmp_path):
-    with pytest.raises(FloydwarpError, match="does not checkpoint"):
+    with pytest.raises(TypeError, match=r"'checkpoint' \(gpu/blocked does not take it; .*gpu/fast, gpu/out-of-core"):
         fw.solve(erdos_renyi(100, 5.0, seed=1), backend="gpu", algorithm="blocked", checkpoint=tmp_path)
 
 

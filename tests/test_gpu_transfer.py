@@ -1,4 +1,5 @@
-"""Matrices between the device and the host through pinned staging (gpu/transfer.py).
+"""Matrices between the device and the host through pinned staging (gpu/staging.py) and into
+result memory made ready ahead (gpu/transfer.py).
 
 The chunk and direct-copy thresholds are shrunk so that small matrices take every path a
 large one takes: many chunks, several workers, pre-faulted destinations, files.
@@ -11,6 +12,7 @@ import pytest
 
 import floydwarp as fw
 from floydwarp.arrays import to_host
+from floydwarp.gpu import staging
 from floydwarp.io import read_result, write_result
 
 from conftest import path_length
@@ -21,11 +23,13 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture
 def tiny_chunks(monkeypatch):
-    from floydwarp.gpu import transfer
+    """gpu/staging.py's copies in 4 KiB chunks on 4 workers, never one direct copy; the
+    fixture is gpu/transfer.py, whose HostMatrix and to_host use them."""
+    from floydwarp.gpu import staging, transfer
 
-    monkeypatch.setattr(transfer, "CHUNK_BYTES", 4096)
-    monkeypatch.setattr(transfer, "DIRECT_BYTES", 0)
-    monkeypatch.setattr(transfer, "workers_for", lambda nbytes: 4)
+    monkeypatch.setattr(staging, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(staging, "DIRECT_BYTES", 0)
+    monkeypatch.setattr(staging, "workers_for", lambda nbytes: 4)
     return transfer
 
 
@@ -52,7 +56,7 @@ def test_a_dense_host_matrix_goes_up_through_staging(tiny_chunks, n):
     g = fw.Graph.from_dense(w)
     for dtype, inf in (("int16", 16383), ("float32", np.inf)):
         dev = cupy.zeros((n + 5, n + 40), dtype=dtype)
-        tiny_chunks.upload(tiny_chunks.Pitched.of(dev, n, n), tiny_chunks.GraphRows(g, dtype, inf))
+        staging.upload(staging.Pitched.of(dev, n, n), staging.GraphRows(g, dtype, inf))
         assert np.array_equal(dev[:n, :n].get(), g.to_matrix(dtype, inf))          # converted in the staging
         assert not dev[n:].any() and not dev[:, n:].any()
 
@@ -62,7 +66,7 @@ def test_columns_upload_converts_like_astype(tiny_chunks):
     host = rng.integers(-(2 ** 40), 2 ** 40, size=10_007)
     for dtype in (np.uint16, np.int32, np.float32, np.int16):
         dev = cupy.empty(host.size, dtype=dtype)
-        tiny_chunks.upload_columns([(dev.data.ptr, host, dtype)])
+        staging.upload_columns([(dev.data.ptr, host, dtype)])
         with np.errstate(all="ignore"):
             assert np.array_equal(dev.get(), host.astype(dtype))
 

@@ -76,7 +76,8 @@ def test_from_networkx_labels_and_undirected():
 def test_edges_from_dense_round_trip():
     w = np.array([[np.inf, 1, np.inf], [np.inf, -1, 2], [3, np.inf, 5]])
     src, dst, weight = Graph.from_dense(w).edges()
-    assert sorted(zip(src.tolist(), dst.tolist(), weight.tolist())) == [(0, 1, 1.0), (1, 1, -1.0), (1, 2, 2.0), (2, 0, 3.0)]
+    assert sorted(zip(src.tolist(), dst.tolist(), weight.tolist())) == [
+        (0, 1, 1.0), (1, 1, -1.0), (1, 2, 2.0), (2, 0, 3.0)]
 
 
 def test_weight_stats():
@@ -157,3 +158,34 @@ def test_update_edge_with_a_weight_above_int64(w):
     r = fw.solve(Graph.from_edges([0, 1], [1, 2], [1, 1], n=3))
     r.update_edge(2, 0, w)           # crashed: "Python int too large to convert to C long"
     assert r.distance(2, 0) == float(w) and r.distance(1, 0) == float(w) + 1
+
+
+def test_dense_is_a_read_only_view_of_the_matrix_given():
+    w = np.array([[0.0, 2.0], [np.inf, 0.0]])
+    g = Graph.from_dense(w)
+    assert g.is_dense and np.shares_memory(g.dense, w) and np.array_equal(g.dense, w)
+    with pytest.raises(ValueError, match="read-only"):
+        g.dense[0, 1] = 5.0
+    assert w.flags.writeable                                   # the caller's array is left alone
+    assert Graph.from_edges([0], [1], [3]).dense is None
+
+
+def test_from_edges_takes_a_generator_s_own_edges_with_their_stats():
+    """With ``stats`` the arrays are the graph's as they are (no pass reads them); ``sorted``
+    says they are in (source, target) order, else they are sorted when first needed."""
+    from floydwarp.numeric import WeightStats
+
+    src, dst, w = np.array([1, 0, 0]), np.array([0, 2, 1]), np.array([7, 5, 4])
+    stats = WeightStats(3, 4, 7, True)
+    g = Graph.from_edges(src, dst, w, n=3, stats=stats)
+    assert g.weight_stats() is stats and g.num_edges == 3
+    assert [a.tolist() for a in g.csr()] == [[0, 2, 3, 3], [1, 2, 0]]
+    assert g.to_matrix("int32", 99).tolist() == [[0, 4, 5], [7, 0, 99], [99, 99, 0]]
+    ordered = Graph.from_edges(src[[2, 1, 0]], dst[[2, 1, 0]], w[[2, 1, 0]], n=3, stats=stats, sorted=True)
+    assert ordered.to_matrix("int32", 99).tolist() == g.to_matrix("int32", 99).tolist()
+    with pytest.raises(TypeError, match="int64 src and dst"):
+        Graph.from_edges(src.astype(np.int32), dst, w, n=3, stats=stats)
+    with pytest.raises(TypeError, match="with n"):
+        Graph.from_edges(src, dst, w, stats=stats)
+    with pytest.raises(TypeError, match="sorted=True describes edges given with their stats="):
+        Graph.from_edges(src, dst, w, sorted=True)

@@ -1,5 +1,6 @@
-"""The one-pass graph checks (graph/kernels.py: edge_scan, dense_scan, scipy_weights), alone
-and split over threads (cpu/team.py joins their answers), against plain NumPy references."""
+"""The one-pass graph checks (graph/edge_kernels.py: edge_scan; graph/kernels.py: dense_scan,
+scipy_weights), alone and split over threads (team.py joins their answers), against plain NumPy
+references."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_fw
 
 import floydwarp as fw
 from floydwarp import FloydwarpError, Graph
-from floydwarp.cpu import team
+from floydwarp import team
 
 pytest.importorskip("numba")
 
@@ -102,7 +103,7 @@ def test_generated_edges_are_sorted_when_first_needed(threads, m):
     n = 100
     key = rng.permutation(rng.choice(n * n, m, replace=False))
     src, dst, w = key // n, key % n, rng.uniform(1, 5, m)
-    g = Graph._from_generated(n, (src, dst, w), WeightStats(n, 1, 5, False), by_source=False)
+    g = Graph.from_edges(src, dst, w, n=n, stats=WeightStats(n, 1, 5, False))
     order = np.argsort(key)
     assert all(np.array_equal(a, b[order]) for a, b in zip(g._sorted_edges(), (src, dst, w)))
 
@@ -165,9 +166,9 @@ def test_write_matrix_fills_a_host_array_in_place(threads, kind, n):
 
 @pytest.mark.parametrize("n", [1, 7, 50])
 def test_graph_rows_stage_the_start_matrix_chunk_by_chunk(threads, n):
-    """gpu/transfer.py's GraphRows (no CUDA involved): each staging chunk, at any row offset,
+    """gpu/staging.py's GraphRows (no CUDA involved): each staging chunk, at any row offset,
     holds those rows of the start matrix in the run's dtype, as the upload sends them."""
-    from floydwarp.gpu.transfer import GraphRows
+    from floydwarp.gpu.staging import GraphRows
 
     w = fw.generate.erdos_renyi(n, 20, seed=n).to_matrix("float64", np.inf)
     g = Graph.from_dense(w)
@@ -254,12 +255,12 @@ def test_scipy_weights_statistics_are_those_of_the_weights(threads, directed):
     rng = np.random.default_rng(5)
     n = 70
     w = rng.integers(0, 6, (n, n)).astype(float) - 1             # -1 .. 4, zeros = no edge
-    g = Graph._from_scanned(*_weights(w, directed, False, False))
-    again = Graph.from_dense(g._dense[0])
+    g = Graph.from_scanned(*_weights(w, directed, False, False))
+    again = Graph.from_dense(g.dense)
     assert g.weight_stats() == again.weight_stats() and g.num_edges == again.num_edges
     with pytest.raises(FloydwarpError, match=r"\[2, 5\] has weight -inf"):
         bad = sp.csr_matrix(w); bad[2, 5] = -np.inf; bad[9, 1] = -np.inf
-        Graph._from_scanned(*_weights(bad, True, False, False))
+        Graph.from_scanned(*_weights(bad, True, False, False))
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])

@@ -1,5 +1,6 @@
-"""The package's import hygiene: no module imports another module's private names, and
-floydwarp's import graph (function-level imports included) has no cycle."""
+"""The package's import hygiene: no module imports another module's private names or reads a
+private attribute of an object it did not define, floydwarp's import graph (function-level
+imports included) has no cycle, and every import keeps to the layers below."""
 from __future__ import annotations
 
 import ast
@@ -72,12 +73,50 @@ def _scan(name: str, text: str | None = None):
                     edges.add(alias.name)
                     if alias.asname:
                         aliases[alias.asname] = alias.name
+    own = _own_private_names(tree)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases):
-            private.append(f"{name} uses {aliases[node.value.id]}.{node.attr}")
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value.id if isinstance(node.value, ast.Name) else None
+            if base in aliases:
+                private.append(f"{name} uses {aliases[base]}.{node.attr}")
+            elif base not in ("self", "cls") and node.attr not in own and (name, node.attr) not in FOREIGN_PRIVATE:
+                private.append(f"{name} reads {ast.unparse(node)}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+              and _private(node.args[1].value) and node.args[1].value not in own):
+            private.append(f"{name} reads {ast.unparse(node)}")
     edges.discard(name)
     return edges, private
+
+
+def _own_private_names(tree) -> set[str]:
+    """The private names a module defines: its functions, classes and variables, the attributes
+    its methods set on ``self``/``cls``, its ``__slots__`` -- what it may read on any object."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+              and node.value.id in ("self", "cls")):
+            own.add(node.attr)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                  for t in node.targets):
+            own |= {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return {n for n in own if _private(n)}
+
+
+#: Private attributes of other libraries' objects that a module reads on purpose, and why.
+FOREIGN_PRIVATE = {
+    **{("floydwarp.cpu.ahead", attr): "Numba's dispatcher cache: whether a kernel is in the on-disk cache"
+       for attr in ("_cache", "_enabled", "_index_key", "_cache_file", "_load_index")},
+    ("floydwarp.cpu.ahead", "_exit"): "os._exit: the forked compile helper leaves without its parent's exit handlers",
+    ("floydwarp.mpi.rows", "_typedict"): "mpi4py's NumPy type code -> MPI datatype table",
+    ("floydwarp.nx_backend.edges", "_adj"): "NetworkX's adjacency dicts, read directly (G.adj makes a view a call)",
+    ("floydwarp.nx_backend.measures", "_clear_cache"): "NetworkX's cache of converted graphs",
+}
 
 
 GRAPH = {}
@@ -89,6 +128,8 @@ for _name in MODULES:
 
 def test_no_module_imports_a_private_name_of_another():
     assert PRIVATE == []
+    stale = [key for key in FOREIGN_PRIVATE if key[0] not in MODULES or f".{key[1]}" not in MODULES[key[0]].read_text()]
+    assert stale == []
 
 
 def _cycle(graph):
@@ -117,6 +158,62 @@ def _cycle(graph):
     return None
 
 
+#: floydwarp's layers (docs/architecture.md draws them): the modules of each -- a package stands
+#: for all of its modules, the longest name that matches decides -- and the layers they may
+#: import.  The base imports no engine: an engine gives it what it needs by registering it
+#: (``registry.register``, ``arrays.DEVICE_HELPERS``).  Front ends reach the engines through
+#: ``solve`` and the registry.
+LAYERS = {
+    "base": (("errors", "numeric", "casts", "arrays", "progress", "plan", "options", "registry", "schedule",
+              "tiling", "grid", "checkpoint", "predecessors", "cycles", "bfs", "team", "jit", "passes", "reductions",
+              "graph", "io", "inputs", "dlpack", "draws", "result", "metrics", "dynamic", "certify", "checksum",
+              "batch.graphs", "batch.result", "batch.engines"),
+             {"base"}),
+    "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.vectors"),
+                {"base", "engines"}),
+    "front": (("", "__main__", "solve", "scipy_compat", "nx_backend", "cli", "generate", "batch"),
+              {"base", "front", "bench"}),
+    # the benchmarks measure the engines themselves (ceilings, panel products, kernels)
+    "bench": (("bench",), {"base", "engines", "front", "bench"}),
+}
+#: imports across the layers by design, and why
+CROSSINGS = {
+    ("floydwarp.batch.gpu", "floydwarp.solve"): "a batch's graphs over 128 vertices go through solve()",
+    ("floydwarp.batch.graphs", "floydwarp.batch.kernels"): "PyG edges are read by one Numba pass (pyg_edges), "
+                                                          "which lives with the batch CPU engine's kernels",
+    ("floydwarp.cpu.precompile", "floydwarp"): "a script (python -m, at install) that runs the public API",
+    ("floydwarp.scipy_compat", "floydwarp.cpu.steps"):
+        "floyd_warshall on at most 64 vertices runs SciPy's loop in one Numba call, by measurement",
+    ("floydwarp.cli.solve", "floydwarp.mpi.comm"): "under mpiexec only rank 0 prints",
+    **{("floydwarp.cli.solve", f"floydwarp.gpu.{m}"): "the CLI starts the GPU (CuPy, its context, the generator's "
+       "kernels) while it reads or draws the graph, and asks whether the GPU can draw it"
+       for m in ("warm", "generate", "device")},
+    ("floydwarp.generate", "floydwarp.gpu.generate"): "erdos_renyi(device=True) draws the graph on the GPU",
+    ("floydwarp.nx_backend.dispatch", "floydwarp.cpu.storage"): "the memory a NetworkX call may take",
+}
+
+
+def _layer(module: str) -> str:
+    relative = module.partition(".")[2]
+    found, length = "front", -1
+    for layer, (members, _) in LAYERS.items():
+        for m in members:
+            if (relative == m or relative.startswith(m + ".")) and len(m) > length:
+                found, length = layer, len(m)
+    return found
+
+
+def _layer_breaches(graph) -> list[str]:
+    return [f"{a} ({_layer(a)}) imports {b} ({_layer(b)})" for a, targets in sorted(graph.items())
+            for b in sorted(targets)
+            if _layer(b) not in LAYERS[_layer(a)][1] and (a, b) not in CROSSINGS]
+
+
+def test_every_import_keeps_to_the_layers():
+    assert _layer_breaches(GRAPH) == []
+    assert all(pair in {(a, b) for a, bs in GRAPH.items() for b in bs} for pair in CROSSINGS)   # none stale
+
+
 def test_the_import_graph_has_no_cycle():
     assert _cycle(GRAPH) is None, " -> ".join(_cycle(GRAPH))
 
@@ -130,6 +227,15 @@ def test_the_checks_see_what_they_must():
     assert private == ["floydwarp.gpu.fast imports _blocks_per_sm from floydwarp.gpu.device",
                        "floydwarp.gpu.fast uses floydwarp.gpu.device._x"]
     assert _scan("floydwarp.io.mtx", "from . import _text")[1] == []      # private to its package
+    code = "class A:\n    def f(self, g):\n        self._own = g._dense, getattr(g, '_csr'), self._own\n"
+    assert _scan("floydwarp.dynamic", code)[1] == ["floydwarp.dynamic reads g._dense",
+                                                   "floydwarp.dynamic reads getattr(g, '_csr')"]
+    assert _layer_breaches({"floydwarp.numeric": {"floydwarp.gpu.checks", "floydwarp.errors"},
+                            "floydwarp.mpi.output": {"floydwarp.io"}, "floydwarp.cpu.engine": {"floydwarp.solve"},
+                            "floydwarp.solve": {"floydwarp.cpu.engine"}}) == [
+        "floydwarp.cpu.engine (engines) imports floydwarp.solve (front)",
+        "floydwarp.numeric (base) imports floydwarp.gpu.checks (engines)",
+        "floydwarp.solve (front) imports floydwarp.cpu.engine (engines)"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
@@ -154,3 +260,12 @@ def test_start_up_imports_only_what_the_call_needs():
     assert not {"scipy", "numba", "cupy"} & held
     held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
     assert "floydwarp.mpi.engine" not in held and "floydwarp.multigpu.engine" not in held
+
+
+#: the most lines a module of the package may have: past it, a module does more than one thing
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

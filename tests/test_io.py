@@ -51,7 +51,7 @@ def test_format_chosen_by_extension_and_by_name(tmp_path):
     assert fio.graph_format("g.gr").name == "dimacs"
     assert fio.graph_format("g.gr.gz").name == "dimacs"
     assert fio.graph_format("g.mtx").name == "mtx"
-    assert fio.graph_format("g.csv").name == fio.graph_format("g.tsv").name == fio.graph_format("g.txt").name == "edgelist"
+    assert {fio.graph_format(f"g.{ext}").name for ext in ("csv", "tsv", "txt")} == {"edgelist"}
     assert fio.graph_format("g.npy").name == "npy"
     assert fio.result_format("r.npz").name == "npz"
     assert fio.result_format("r.npy").name == "npy"
@@ -165,7 +165,8 @@ def test_nthu_out_from_float_results(tmp_path):
     r = fw.solve(np.array([[0, 2.0, np.inf], [np.inf, 0, 3.0], [np.inf, np.inf, 0]]), dtype="float64",
                  backend="reference")
     fio.write_result(r, tmp_path / "f.out")
-    assert np.frombuffer((tmp_path / "f.out").read_bytes(), "<i4").tolist() == [0, 2, 5, INF_HW, 0, 3, INF_HW, INF_HW, 0]
+    assert np.frombuffer((tmp_path / "f.out").read_bytes(), "<i4").tolist() == [
+        0, 2, 5, INF_HW, 0, 3, INF_HW, INF_HW, 0]
 
 
 @pytest.mark.parametrize("data, fragments", [
@@ -173,7 +174,8 @@ def test_nthu_out_from_float_results(tmp_path):
     (struct.pack("<ii", 3, 2) + struct.pack("<iii", 0, 1, 5), ["truncated", "E = 2", "1 whole edge"]),
     (struct.pack("<ii", 3, 1) + struct.pack("<iii", 0, 1, 5) + b"\x00" * 5, ["E = 1", "disagrees with the file size"]),
     (struct.pack("<ii", 3, 1) + struct.pack("<iii", 0, 1, 5)[:-2], ["truncated", "10 stray byte"]),
-    (struct.pack("<ii", 3, 2) + struct.pack("<iii", 0, 1, 5) + struct.pack("<iii", 1, 7, 5), ["byte 24", "edge 1", "7", "out of range 0..2"]),
+    (struct.pack("<ii", 3, 2) + struct.pack("<iii", 0, 1, 5) + struct.pack("<iii", 1, 7, 5),
+     ["byte 24", "edge 1", "7", "out of range 0..2"]),
     (struct.pack("<ii", 3, 1) + struct.pack("<iii", -1, 1, 5), ["byte 8", "source vertex -1"]),
     (struct.pack("<ii", -3, 0), ["byte 0", "V = -3"]),
     (struct.pack("<ii", 3, -1), ["byte 4", "E = -1"]),
@@ -237,7 +239,8 @@ def test_dimacs_refuses_bad_files(tmp_path, text, fragments):
 
 # ---------------------------------------------------------------------- Matrix Market
 def test_mtx_symmetric_pattern_and_skew(tmp_path):
-    sym = write_bytes(tmp_path / "s.mtx", b"%%MatrixMarket matrix coordinate integer symmetric\n% c\n3 3 2\n2 1 5\n3 3 -1\n")
+    sym = write_bytes(tmp_path / "s.mtx",
+                      b"%%MatrixMarket matrix coordinate integer symmetric\n% c\n3 3 2\n2 1 5\n3 3 -1\n")
     m = fio.read_graph(sym).to_matrix("float64")
     assert m[1, 0] == m[0, 1] == 5 and m[2, 2] == -1
     pat = write_bytes(tmp_path / "p.mtx", b"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n")
@@ -327,7 +330,8 @@ def test_graph_refuses_more_vertices_than_a_result_can_hold():
 @pytest.mark.parametrize("name, data, fragments", [
     ("field.mtx", b"%%MatrixMarket matrix coordinate inte\xd6er general\n2 2 1\n1 2 3\n",
      ["line 1", "field 'inte\\xd6er' is not supported"]),
-    ("layout.mtx", b"%%MatrixMarket matrix co\xffrdinate integer general\n2 2 1\n1 2 3\n", ["line 1", "co\\xffrdinate"]),
+    ("layout.mtx", b"%%MatrixMarket matrix co\xffrdinate integer general\n2 2 1\n1 2 3\n",
+     ["line 1", "co\\xffrdinate"]),
     ("banner.mtx", b"%%Matrix\xd6Market matrix coordinate integer general\n", ["line 1", "banner"]),
     ("p.gr", b"p s\xd6 2 1\na 1 2 3\n", ["line 1", "malformed problem line"]),
     ("n.gr", b"p sp 2\xd6 1\na 1 2 3\n", ["line 1", "must be integers"]),
@@ -349,7 +353,8 @@ def test_stray_bytes_are_one_line_errors(tmp_path, name, data, fragments):
 
 # ---------------------------------------------------------------------- edge lists
 def test_edge_list_names_become_labels_in_order_of_first_appearance(tmp_path):
-    path = write_bytes(tmp_path / "e.csv", b"source,target,weight\nparis,lyon,4\nlyon,nice,3\nparis,nice,9\nbrest,paris,6\n")
+    path = write_bytes(tmp_path / "e.csv",
+                       b"source,target,weight\nparis,lyon,4\nlyon,nice,3\nparis,nice,9\nbrest,paris,6\n")
     g = fio.read_graph(path)
     assert g.labels == ["paris", "lyon", "nice", "brest"]
     r = fw.solve(g, predecessors=True, backend="reference")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from floydwarp import numeric
+from floydwarp import casts, numeric
 from floydwarp.errors import DtypeError
 from floydwarp.numeric import WeightStats
 
@@ -110,7 +110,7 @@ def test_verify_uncapped_checks_every_band_of_a_large_matrix(where):
 def test_to_float64():
     inf = numeric.inf_of("int32")
     d = np.array([[0, inf], [-3, 0]], dtype=np.int32)
-    out = numeric.to_float64(d, inf)
+    out = casts.to_float64(d, inf)
     assert out.dtype == np.float64 and out[0, 1] == np.inf and out[1, 0] == -3
 
 
@@ -132,20 +132,20 @@ def test_saturating_fits():
 @pytest.mark.parametrize("source", ["int16", "int32", "int64", "uint8", "float32", "float64"])
 @pytest.mark.parametrize("target", ["float64", "float32"])
 def test_cast_to_float_in_one_pass_matches_numpy(source, target, monkeypatch):
-    """Host casts to a float type run in one Numba pass (cpu/casts.py), split over threads for
+    """Host casts to a float type run in one Numba pass (passes.to_float_rows), split over threads for
     large matrices: the same values as NumPy's cast and masked copy, for any INF given."""
-    from floydwarp.cpu import team
+    from floydwarp import team
 
     monkeypatch.setattr(team, "GRAIN", 1)
     rng = np.random.default_rng(4)
     d = rng.integers(0, 120, (33, 17)).astype(source)
     for inf in (numeric.inf_of(source), 100, 100.0, np.int64(100), np.float32(99.5), np.inf):
-        got = numeric.cast_distances(d, inf, target)
+        got = casts.cast_distances(d, inf, target)
         want = d.astype(target)
         want[d >= inf] = np.inf
         assert got.dtype == np.dtype(target) and np.array_equal(got, want)
     big = np.array([[2 ** 62 - 2, 2 ** 62 - 1]], np.int64)       # compared as integers, not as rounded floats
-    assert numeric.cast_distances(big, 2 ** 62 - 1, np.float64).tolist() == [[float(2 ** 62 - 2), np.inf]]
+    assert casts.cast_distances(big, 2 ** 62 - 1, np.float64).tolist() == [[float(2 ** 62 - 2), np.inf]]
 
 
 # ---------------------------------------------------------------------- issue 35, item 5

@@ -248,7 +248,9 @@ def test_can_run_and_should_run_give_reasons():
     assert "sp=" in B.can_run("eccentricity", (G,), {"sp": {}})
     assert "e=" in B.can_run("center", (G, {0: 1}), {})
     assert "method" in B.can_run("average_shortest_path_length", (G,), {"method": "magic"})
-    assert "signature" in B.can_run("diameter", (G,), {"bogus": 1})
+    with pytest.raises(TypeError, match=r"diameter\(\) got an unexpected keyword argument 'bogus'.* takes G, e, "):
+        B.can_run("diameter", (G,), {"bogus": 1})
+    assert "signature" in B.can_run("diameter", (G, 1, 2, 3, 4), {})             # too many positional arguments
     assert B.can_run("dijkstra_path", (G, 0, 1), {}) is False
     for name in nx_backend.FUNCTIONS:
         assert hasattr(B, name)

@@ -166,7 +166,7 @@ def test_every_output_is_exact(tmp_path, output, dtype, case):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("output", RESULT_CHECKS)
 def test_every_output_of_a_device_result_is_exact(tmp_path, output, dtype, case):
-    """Results that live on the GPU convert there (numeric.cast_distances on CuPy) before the copy."""
+    """Results that live on the GPU convert there (casts.cast_distances on CuPy) before the copy."""
     cupy = pytest.importorskip("cupy")
     r = fw.solve(graph_of(case), dtype=dtype, backend="gpu", output="device")
     assert isinstance(r.dist, cupy.ndarray) and r.dtype == np.dtype(dtype)
@@ -175,7 +175,7 @@ def test_every_output_of_a_device_result_is_exact(tmp_path, output, dtype, case)
 
 
 def test_conversion_refuses_a_sentinel_the_target_cannot_hold():
-    from floydwarp.numeric import cast_distances
+    from floydwarp.casts import cast_distances
 
     d = np.array([[0, 16383]], dtype=np.int16)
     with pytest.raises(fw.FloydwarpError, match="int16"):

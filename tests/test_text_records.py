@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from floydwarp.cpu import team
+from floydwarp import team
 from floydwarp.io import _records, _text
 
 pytest.importorskip("numba")

@@ -34,12 +34,10 @@ WORD = 64
 
 
 def refusal(graph, options) -> str | None:
-    """None when the breadth-first algorithms can solve ``graph`` with these solve options, else
-    why not (the registry's ``accepts``): every edge must weigh 1 (hop counts are then its
-    distances), and a run neither checkpoints nor resumes (it takes seconds where
-    Floyd-Warshall's can take hours)."""
-    if options.get("checkpoint") or options.get("resume"):
-        return "breadth-first search does not checkpoint or resume; Floyd-Warshall does"
+    """None when the breadth-first algorithms can solve ``graph``, else why not (the registry's
+    ``accepts``): every edge must weigh 1 (hop counts are then its distances).  They take no
+    checkpoint options (a run takes seconds where Floyd-Warshall's can take hours), so
+    ``algorithm="auto"`` passes them over for a call that asks for a checkpoint."""
     if graph.num_edges == 0:
         return None
     stats = graph.weight_stats()

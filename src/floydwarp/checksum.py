@@ -40,7 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import to_host
-from .numeric import cast_distances, inf_of
+from .casts import cast_distances
+from .numeric import inf_of
 
 _MOD = 255
 #: Bytes per row of the 2-D layout: a multiple of 255 (and of 8).

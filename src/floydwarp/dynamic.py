@@ -26,7 +26,8 @@ import numpy as np
 from .arrays import array_module, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError
-from .numeric import cast_distances, exact_limit, inf_of
+from .casts import cast_distances
+from .numeric import exact_limit, inf_of
 
 _BLOCK_BYTES = 1 << 25
 _WIDER = {"uint8": "int16", "int16": "int32", "int32": "int64"}
@@ -62,7 +63,7 @@ def edge_weight(graph, a: int, b: int):
         hit = np.flatnonzero((src == a) & (dst == b))
         value = w[hit[0]].item() if hit.size else None
     else:
-        matrix = graph._dense[0]
+        matrix = graph.dense
         value = None if bool(graph.missing_mask()[a, b]) else matrix[a, b].item()
         if isinstance(value, float) and value == math.inf:
             value = None
@@ -89,7 +90,7 @@ def with_edge(graph, a: int, b: int, w):
             dst = np.append(dst, np.int64(b))
             weights = np.append(weights.astype(wdtype), wdtype.type(w))
         return Graph(graph.n, edges=(src, dst, weights), labels=graph.labels)
-    matrix, missing = graph._dense[0], graph.missing_mask()
+    matrix, missing = graph.dense, graph.missing_mask()
     xp = array_module(matrix)
     if isinstance(w, float) and matrix.dtype.kind != "f":
         matrix = matrix.astype(xp.float64)
@@ -251,7 +252,8 @@ def _fits(result, a, b, w):
     if result.dtype.name == "int64":
         return hi_bound if hi_bound >= limit else lo_bound
     # exact check, block by block: only pairs the update improves matter
-    col64, row64 = col.astype(xp.int64 if kind == "i" else xp.float64), row.astype(xp.int64 if kind == "i" else xp.float64) + w
+    wide = xp.int64 if kind == "i" else xp.float64
+    col64, row64 = col.astype(wide), row.astype(wide) + w
     for lo, hi in _row_blocks(result.n):
         cand = col64[lo:hi, None] + row64[None, :]
         block = d[lo:hi]

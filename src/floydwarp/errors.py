@@ -54,6 +54,11 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class OptionError(FloydwarpError, TypeError):
+    """An option the call does not take: misspelt, or not one of the chosen backend's or
+    algorithm's.  A TypeError, as Python's own for an unexpected keyword argument."""
+
+
 class DtypeError(FloydwarpError):
     """The requested distance dtype cannot hold every shortest path."""
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .errors import FloydwarpError
-from .cpu.team import usable_cores
+from .team import usable_cores
 from .draws import PER_PAIR_FROM, ROWS_PER_BLOCK, block_streams, potentials
 from .graph import Graph, check_vertex_count
 from .numeric import WeightStats
@@ -110,7 +110,7 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
         h = potentials(potential_stream, potential, n) if potential > 0 else None
         first = np.cumsum([0] + [b.edges for b in blocks])
         stats = pool.map(lambda bf: bf[0].fill(src, dst, w, bf[1], m, lo, hi, real, h), zip(blocks, first))
-    return Graph._from_generated(n, (src, dst, w), _joined_stats(n, stats), by_source=directed)
+    return Graph.from_edges(src, dst, w, n=n, stats=_joined_stats(n, stats), sorted=directed)
 
 
 class _Block:

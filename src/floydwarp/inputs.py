@@ -19,7 +19,7 @@ def as_graph(obj, *, missing=np.inf) -> Graph:
         return Graph.from_dense(obj, missing=missing)
     sp = sys.modules.get("scipy.sparse")       # a SciPy matrix means SciPy is imported already
     if sp is not None and sp.issparse(obj):
-        return Graph._from_sparse(obj)
+        return Graph.from_scipy(obj)
     obj = maybe_from_dlpack(obj)
     if type(obj).__module__.startswith("networkx"):
         return Graph.from_networkx(obj)

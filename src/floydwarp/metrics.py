@@ -57,10 +57,10 @@ def _python(value, inf, kind):
 
 # ---------------------------------------------------------------- reductions of the matrix
 def _host_kernels(dist):
-    """floydwarp.cpu.reductions for a host matrix of 1- to 4-byte integers (one parallel Numba
+    """floydwarp.reductions for a host matrix of 1- to 4-byte integers (one parallel Numba
     pass), else None (NumPy or CuPy below)."""
     if isinstance(dist, np.ndarray) and dist.ndim == 2 and dist.dtype.kind in "iu" and dist.dtype.itemsize <= 4:
-        from .cpu import reductions
+        from . import reductions
 
         return reductions
     return None
@@ -103,7 +103,7 @@ def reach_sums(dist, inf, axis: int):
     if not wide:
         return counts, parts[0]
     high, low = (to_host(p).tolist() for p in parts)
-    return counts, np.array([(h << 32) + l for h, l in zip(high, low)], dtype=object)
+    return counts, np.array([(h << 32) + lo for h, lo in zip(high, low)], dtype=object)
 
 
 def total(sums) -> int | float:

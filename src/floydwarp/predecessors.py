@@ -49,6 +49,6 @@ def has_loops(pred) -> bool:
     Blocked Floyd-Warshall can close such a loop around a zero-weight cycle (the
     textbook k-outer order cannot); ``solve()`` then recomputes in k order.
     """
-    from .cpu.kernels import pred_rows_with_cycles   # Numba, imported only when needed
+    from .passes import pred_rows_with_cycles   # Numba, imported only when needed
 
     return bool(pred_rows_with_cycles(np.ascontiguousarray(to_host(pred))).any())

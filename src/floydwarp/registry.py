@@ -4,8 +4,14 @@ Backends register themselves when their module is imported; the registry
 imports a backend's module only when that backend is first asked for, so
 ``import floydwarp`` never imports Numba, CuPy or mpi4py.
 
-    @register("cpu", "blocked", default=True, description="3-phase blocked FW")
+    @register("cpu", "blocked", default=True, description="3-phase blocked FW",
+              options={"workdir": "DIR: keep the tiles in memory-mapped files there"})
     def blocked(graph, plan) -> EngineOutput: ...
+
+Every option an engine reads from ``plan.options`` is declared where it registers: the
+backend's (read by all its algorithms) with ``register_backend``, an algorithm's own with
+``register``.  A solve with any other option (besides :data:`floydwarp.options.GENERAL`)
+is refused (:func:`lookup`).
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from typing import Callable
 
 from .errors import BackendUnavailableError, FloydwarpError
 from .numeric import DTYPES
+from .options import GENERAL, unexpected
 
 #: Modules that define each backend.  Adding a backend is one line here.
 BACKEND_MODULES = {
@@ -45,6 +52,8 @@ class Backend:
     #: rank in AUTO_ORDER (highest first); 0 means "never chosen by auto"
     auto_priority: int = 0
     auto_min_n: Callable[[], int] = lambda: 0
+    #: the solve options every algorithm of the backend reads: name -> what it does
+    options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,8 @@ class Implementation:
     #: relaxes in the textbook order (k outermost): its predecessors never loop,
     #: even around zero-weight cycles, which blocked orders can close
     k_order: bool = False
+    #: the solve options the algorithm reads besides its backend's and the general ones:
+    #: name -> what it does
     options: dict = field(default_factory=dict)
     #: ``accepts(graph, options)``: None when the algorithm can solve the graph with these solve
     #: options, else why not (None: every graph and option).  An algorithm asked for by name
@@ -70,25 +81,30 @@ class Implementation:
     #: dtype and predecessors asked for): an algorithm that only some graphs suit but that beats
     #: the default wherever it does (all-pairs breadth-first search on unit weights)
     preferred: bool = False
+    #: ``bytes_moved(n, itemsize, block_size)``: the memory traffic of a run, for the
+    #: benchmarks' GB/s (None: no model)
+    bytes_moved: Callable | None = None
 
 
 _BACKENDS: dict[str, Backend] = {}
 _IMPLS: dict[tuple[str, str], Implementation] = {}
 
 
-def register_backend(name, description, probe=lambda: None, auto_min_n=lambda: 0):
+def register_backend(name, description, probe=lambda: None, auto_min_n=lambda: 0, options=None):
+    """Register a backend; ``options``: the solve options all its algorithms read (name -> what it does)."""
     priority = len(AUTO_ORDER) - AUTO_ORDER.index(name) if name in AUTO_ORDER else 0
-    _BACKENDS[name] = Backend(name, description, probe, priority, auto_min_n)
+    _BACKENDS[name] = Backend(name, description, probe, priority, auto_min_n, dict(options or {}))
 
 
-def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False,
-             description="", max_n=None, k_order=False, accepts=None, preferred=False, **options):
-    """Decorator: make ``func(graph, plan) -> EngineOutput`` the (backend, algorithm) implementation."""
+def register(backend, algorithm, *, dtypes=DTYPES, predecessors=True, default=False, description="", max_n=None,
+             k_order=False, accepts=None, preferred=False, options=None, bytes_moved=None):
+    """Decorator: make ``func(graph, plan) -> EngineOutput`` the (backend, algorithm) implementation;
+    ``options``: the solve options it reads besides its backend's (name -> what it does)."""
     def deco(func):
         _IMPLS[(backend, algorithm)] = Implementation(
             backend, algorithm, func, tuple(dtypes), predecessors, default,
-            description or (func.__doc__ or "").strip().split("\n")[0], max_n, k_order, options,
-            accepts, preferred)
+            description or (func.__doc__ or "").strip().split("\n")[0], max_n, k_order, dict(options or {}),
+            accepts, preferred, bytes_moved)
         return func
     return deco
 
@@ -140,18 +156,20 @@ def resolve_backend(name, n) -> str:
     raise BackendUnavailableError("no backend is available for backend='auto'; see 'floydwarp info'")
 
 
-def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None) -> Implementation:
+def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None, parameters=()) -> Implementation:
     """The implementation for a resolved backend, refusing combinations it cannot run.
 
     ``algorithm="auto"``: the first ``preferred`` algorithm that can run this call (dtype,
-    predecessors, n and, when given, the graph and the solve options), else the backend's
-    default."""
+    predecessors, n, every option given and, when given, the graph), else the backend's
+    default.  An option the implementation does not take is an OptionError (``parameters``:
+    the caller's own keywords, named by its message)."""
     impls = algorithms(name)
     options = options or {}
     if algorithm == "auto":
         impl = None
         for i in impls:               # one plain loop: generators cost a small solve a microsecond
-            if i.preferred and _refusal(i, dtype, predecessors, n, graph, options) is None:
+            if i.preferred and (not options or takes(i, options)) and \
+                    _refusal(i, dtype, predecessors, n, graph, options) is None:
                 return i
             if i.default:
                 impl = i
@@ -160,10 +178,36 @@ def lookup(name, algorithm, *, dtype, predecessors, n, graph=None, options=None)
         if impl is None:
             names = ", ".join(i.algorithm for i in impls)
             raise FloydwarpError(f"backend {name!r} has no algorithm {algorithm!r}; it has: {names}")
+    if options and not takes(impl, options):
+        raise _option_error(impl, options, parameters)
     reason = _refusal(impl, dtype, predecessors, n, graph, options)
     if reason:
         raise FloydwarpError(reason)
     return impl
+
+
+def takes(impl, options) -> bool:
+    """Whether ``impl`` takes every one of the solve ``options`` (its own, its backend's or general)."""
+    own, shared = impl.options, _BACKENDS[impl.backend].options
+    for key in options:
+        if key not in own and key not in shared and key not in GENERAL:
+            return False
+    return True
+
+
+def options_of(impl) -> dict:
+    """Every solve option ``impl`` takes: name -> what it does."""
+    return {**GENERAL, **_BACKENDS[impl.backend].options, **impl.options}
+
+
+def _option_error(impl, options, parameters):
+    accepted = options_of(impl)
+    name = next(key for key in options if key not in accepted)
+    # where it would apply, among the backends imported so far (importing the others to
+    # say so could start MPI)
+    elsewhere = {b.name for b in _BACKENDS.values() if name in b.options}
+    elsewhere |= {_label(i) for i in _IMPLS.values() if name in i.options and i.backend not in elsewhere}
+    return unexpected("solve", name, accepted, by=_label(impl), parameters=parameters, elsewhere=elsewhere)
 
 
 def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:

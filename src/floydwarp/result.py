@@ -11,7 +11,7 @@ from . import metrics
 from .arrays import is_device_array, to_host
 from .cycles import NegativeCycles
 from .errors import DtypeError, FloydwarpError, NoPathError
-from .numeric import exact_scalar, to_float64
+from .casts import exact_scalar, to_float64
 from .predecessors import walk
 
 _FORMAT_VERSION = 1

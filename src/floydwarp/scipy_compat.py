@@ -14,16 +14,18 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
-from .cpu import kernels as cpu_kernels, team
+from . import team
+from .cpu import steps as cpu_steps
 from .errors import NegativeCycleError
 from .graph import Graph
-from .graph.graph import numba_passes, numba_readable
+from .graph.edge_arrays import numba_passes, numba_readable
+from .options import refused
 from .predecessors import NO_PREDECESSOR
 from .solve import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
 _SCIPY_NULL_ATOL = 1e-8
-#: Graphs up to this size run SciPy's textbook loop (cpu/kernels.py, ``scipy_textbook``) on
+#: Graphs up to this size run SciPy's textbook loop (cpu/steps.py, ``scipy_textbook``) on
 #: the weights as read, one Numba call, instead of solve(): the engine's fixed costs (~20 us
 #: a call: plan, registry, tiles, Result) are more than that loop takes up to about 80
 #: vertices (2-core box, CSR input, 30 % of the pairs: 9 against 38 us at 32 vertices, 38
@@ -34,7 +36,7 @@ _NO_PRED = np.empty((0, 0), np.int32)
 
 
 def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted=False,
-                   overwrite=False, *, backend="auto", dtype=None):
+                   overwrite=False, *, backend="auto", dtype=None, **unknown):
     """All-pairs shortest paths, with SciPy's signature, conventions and errors.
 
     Parameters
@@ -54,6 +56,9 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
         floydwarp backend ("auto", "cpu", "gpu", ...).
     dtype : str, optional
         Distance type for the computation (default: narrowest exact one).
+    **unknown
+        None are taken: any other keyword raises :class:`~floydwarp.errors.OptionError`
+        (a ``TypeError``) naming it and listing these.
 
     Returns
     -------
@@ -82,6 +87,8 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
            [    2,     0, -9999,     2],
            [    1,     3,     3, -9999]], dtype=int32)
     """
+    if unknown:
+        raise refused(floyd_warshall, unknown)
     weights, scans = _weights(csgraph, directed, unweighted, overwrite)
     answer = None
     if backend == "auto" and dtype is None and weights.shape[0] <= TEXTBOOK_MAX_N:
@@ -99,7 +106,7 @@ def floyd_warshall(csgraph, directed=True, return_predecessors=False, unweighted
 
 def _solved(weights, scans, dtype, backend, with_pred):
     """(dist, pred) of the weights by solve(), or SciPy's NegativeCycleError."""
-    result = solve(Graph._from_scanned(weights, scans), dtype=dtype or "auto", backend=backend,
+    result = solve(Graph.from_scanned(weights, scans), dtype=dtype or "auto", backend=backend,
                    predecessors=with_pred, output="host").to_host()
     if result.has_negative_cycle:
         raise NegativeCycleError(f"Negative cycle in nodes {result.negative_cycle_vertices}",
@@ -118,7 +125,7 @@ def _textbook(weights, scans, with_pred):
         negative = negative or (seen and lo < 0)
     dist = weights.copy() if negative else weights
     pred = np.empty(dist.shape, np.int32) if with_pred else _NO_PRED
-    if not cpu_kernels.scipy_textbook(dist, pred, with_pred, NO_PREDECESSOR):
+    if not cpu_steps.scipy_textbook(dist, pred, with_pred, NO_PREDECESSOR):
         return None
     return dist, (pred if with_pred else None)
 

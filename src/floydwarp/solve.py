@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import time
 
 import numpy as np
@@ -46,15 +47,20 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     progress : bool or callable, optional
         ``True`` draws a progress bar; a callable receives ``(done, total)``.
     **options
-        Backend-specific options (e.g. ``output="host"`` for the GPU).
-        ``output_file="NAME.npy"`` names the file the result is bound for: ``gpu`` then keeps
+        The options of the chosen backend and algorithm, which each declares when it
+        registers (``floydwarp info --options`` lists them with what they do), and the
+        general ones: ``output="host"|"device"|"auto"`` (where the GPU backend leaves the
+        result), ``phases=True`` (time the blocked schedule's phases) and
+        ``output_file="NAME.npy"``, the file the result is bound for: ``gpu`` then keeps
         the result on the device (unless ``output="host"``), from where ``io.write_result``
         streams it into the file with no copy of the whole matrix in host memory.  ``mpi``:
         it lets every rank write its part of the result into
         that file (the ``.npy`` result layout) when rank 0 cannot gather it, and
         ``parallel_write=True`` does so always; the Result on rank 0 then reads the
         file through read-only memory maps.  Without ``output_file`` a result too
-        large for rank 0 is refused before the run.
+        large for rank 0 is refused before the run.  Any other option (a misspelt one,
+        or one that another algorithm reads) raises :class:`~floydwarp.errors.OptionError`,
+        a ``TypeError`` naming it and listing the options the call takes.
 
     Returns
     -------
@@ -74,7 +80,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     choice = numeric.choose_dtype(dtype, stats)
     name = registry.resolve_backend(backend, graph.n)
     impl = registry.lookup(name, algorithm, dtype=choice.dtype, predecessors=predecessors, n=graph.n,
-                           graph=graph, options=options)
+                           graph=graph, options=options, parameters=_PARAMETERS)
     plan = Plan(n=graph.n, dtype=choice.dtype, inf=numeric.inf_of(choice.dtype),
                 clamp=numeric.is_integer(choice.dtype) and stats.has_negative,
                 backend=name, algorithm=impl.algorithm, predecessors=predecessors,
@@ -114,6 +120,10 @@ def _signals_guard(plan):
     from .checkpoint import stop_on_signals
 
     return stop_on_signals()
+
+
+#: solve()'s own keywords (an option error's "did you mean" looks among them too)
+_PARAMETERS = tuple(inspect.signature(solve).parameters)[1:-1]
 
 
 def _run(impl, graph, plan, stats):

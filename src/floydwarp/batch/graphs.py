@@ -164,7 +164,7 @@ class GraphBatch:
         edges = [g.edges() for g in parts]
         counts = np.array([e[0].size for e in edges], dtype=np.int64)
         eptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        cat = (lambda k, dt: np.concatenate([np.asarray(e[k]) for e in edges]).astype(dt) if edges
+        cat = (lambda k, dt: np.concatenate([np.asarray(e[k]) for e in edges]).astype(dt) if edges  # noqa: E731
                else np.zeros(0, dt))
         weights = [np.asarray(e[2]) for e in edges]
         wdt = np.result_type(*weights) if weights else np.int64
@@ -247,7 +247,6 @@ class GraphBatch:
             node_graph = _index_array(maybe_from_dlpack(batch), "batch", xp)
             ptr = _ptr_of_batch(xp, node_graph, num_graphs)
             nodes = int(node_graph.size)
-        count = int(ptr.size) - 1
         weight = None
         if edge_weight is not None:
             weight = xp.asarray(maybe_from_dlpack(edge_weight))

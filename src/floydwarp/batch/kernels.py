@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..cpu.kernels import narrow
+from ..jit import narrow
 from .vectors import minplus_row, minplus_row_pair, store_vector
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from .. import numeric
 from ..arrays import array_module, to_host
 from ..errors import FloydwarpError
+from ..options import refused
 from ..progress import progress_callback
 from .engines import BatchPlan, resolve, store
 from .graphs import GraphBatch
@@ -16,7 +17,8 @@ from .result import BatchResult
 
 
 def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unweighted=False, max_n=None,
-                max_distance=None, sizes=None, edge_weight=None, output=None, progress=None) -> BatchResult:
+                max_distance=None, sizes=None, edge_weight=None, output=None, progress=None,
+                **unknown) -> BatchResult:
     """All-pairs shortest paths of many small graphs at once (graph learning, chemistry).
 
     Parameters
@@ -52,6 +54,9 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
         Where the result arrays go (default: where the input was).
     progress : bool or callable, optional
         ``True`` draws a progress bar; a callable receives ``(graphs done, graphs)``.
+    **unknown
+        None are taken: any other keyword raises :class:`~floydwarp.errors.OptionError`
+        (a ``TypeError``) naming it and listing these.
 
     Returns
     -------
@@ -69,6 +74,8 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     >>> r.dist[1].tolist()
     [[0, 1, 255], [1, 0, 255], [255, 255, 255]]
     """
+    if unknown:
+        raise refused(solve_batch, unknown)
     batch = GraphBatch.of(graphs, sizes=sizes, edge_weight=edge_weight)
     size = _padded_size(batch, max_n)
     stats = batch.weight_stats(unweighted)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from ..cpu.team import usable_cores
+from ..team import usable_cores
 
 
 def package_version(name: str) -> str | None:
@@ -54,7 +54,7 @@ def gpus() -> dict:
             name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
             devices.append({"index": i, "name": name, "memory_bytes": int(p["totalGlobalMem"]),
                             "compute_capability": f"{p['major']}.{p['minor']}"})
-    except Exception as exc:                                # no driver, no device, ...
+    except Exception as exc:  # noqa: BLE001 -- no driver, no device, ...: reported, not raised
         return {"cupy": cupy.__version__, "devices": [], "note": f"no GPU found ({type(exc).__name__}: {exc})"}
     return {"cupy": cupy.__version__, "devices": devices, "note": "" if devices else "no GPU found"}
 
@@ -75,8 +75,10 @@ def backend_status() -> list[dict]:
             "name": name, "description": backend.description, "available": reason is None, "reason": reason,
             "auto_priority": backend.auto_priority,
             "auto_min_n": backend.auto_min_n() if reason is None and backend.auto_priority else None,
+            "options": dict(backend.options),
             "algorithms": [{"name": i.algorithm, "default": i.default, "dtypes": list(i.dtypes),
-                            "predecessors": i.predecessors, "max_n": i.max_n, "description": i.description}
+                            "predecessors": i.predecessors, "max_n": i.max_n, "description": i.description,
+                            "options": dict(i.options)}
                            for i in impls],
         })
     return rows
@@ -151,7 +153,7 @@ def gpu_memory() -> list[dict]:
                 free, total = cupy.cuda.runtime.memGetInfo()
             rows.append({"index": i, "free_bytes": int(free), "total_bytes": int(total)})
         return rows
-    except Exception:                                       # no CuPy, no driver, no device
+    except Exception:  # noqa: BLE001 -- no CuPy, no driver, no device: nothing to list
         return []
 
 

@@ -7,11 +7,11 @@ each.  Rank 0 prints one line per job, ``FLOYDWARP_RECORD {json}``, with the wal
 times (the slowest rank's, per repeat), the engine's timings on rank 0 ("compute",
 "comm", "gather", ...) as medians, and the communication share comm / compute.
 
-``--backend`` and ``--devices-per-rank`` are passed through (the multi-GPU path will
-run this worker with its own backend, one or more GPUs per rank); ``--option
-KEY=VALUE`` adds any backend option.  A job the library refuses (a bad algorithm or
-dtype) becomes a ``skipped`` record on every rank alike; any other failure aborts the
-whole MPI job (the launcher records it).
+``--backend`` is passed through and ``--devices-per-rank`` kept in the records (the
+multi-GPU path will run this worker with its own backend, one or more GPUs per rank; no
+engine reads it yet); ``--option KEY=VALUE`` adds any option the backend takes.  A job the
+library refuses (a bad algorithm or dtype) becomes a ``skipped`` record on every rank alike;
+any other failure aborts the whole MPI job (the launcher records it).
 """
 from __future__ import annotations
 
@@ -61,8 +61,6 @@ def main(argv=None) -> int:
     for item in args.option:
         key, _, value = item.partition("=")
         options[key] = _value(value)
-    if args.devices_per_rank is not None:
-        options["devices_per_rank"] = args.devices_per_rank
     jobs = json.loads(args.jobs)
     warmed = set()
     for job in jobs:

@@ -16,7 +16,7 @@ the medians:
     whether the distances equal SciPy's;
 ``bytes_moved``, ``gb_per_s``
     when the implementation declares ``bytes_moved=f(n, itemsize, block_size)``
-    among its registry options (``block_size`` None: its default):
+    when it registers (``block_size`` None: its default):
     ``gb_per_s`` = bytes_moved / ``compute_s``.
 
 SciPy's ``floyd_warshall`` gets the graph as a CSR matrix and is timed the
@@ -224,7 +224,7 @@ def time_case(case: Case, graph, config: BenchConfig, scipy_record=None, scipy_d
         record["matches_scipy"] = bool(same(got, scipy_dist))
         if not record["matches_scipy"]:
             record["note"] = "DIFFERS FROM SCIPY"
-    bytes_moved = impl.options.get("bytes_moved")
+    bytes_moved = impl.bytes_moved
     if bytes_moved is not None:
         moved = float(bytes_moved(case.n, result.dtype.itemsize, case.block_size))
         record.update(bytes_moved=moved, gb_per_s=moved / compute / 1e9 if compute > 0 else None)

@@ -25,7 +25,8 @@ from .app import Argument, app, progress_wanted
 @click.option("--unweighted", is_flag=True, help="Every edge weighs 1: hop counts.")
 @click.option("--max-distance", metavar="D", type=click.FloatRange(min=0),
               help="Store reachable distances above D as D (Graphormer's spatial encoding).")
-@click.option("--max-n", metavar="N", type=click.IntRange(min=0), help="Pad to N vertices (default: the largest graph).")
+@click.option("--max-n", metavar="N", type=click.IntRange(min=0),
+              help="Pad to N vertices (default: the largest graph).")
 @click.option("--predecessors", is_flag=True, help="Also write the predecessors (pred).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: when stderr is a terminal).")

@@ -98,7 +98,8 @@ def parse_floats(text: str, option: str) -> list[float]:
     try:
         values = [float(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise click.BadParameter(f"expected numbers separated by commas, got {text!r}", param_hint=f"'{option}'") from None
+        raise click.BadParameter(f"expected numbers separated by commas, got {text!r}",
+                                 param_hint=f"'{option}'") from None
     if not values or min(values) <= 0:
         raise click.BadParameter(f"expected positive numbers separated by commas, got {text!r}",
                                  param_hint=f"'{option}'")
@@ -199,7 +200,8 @@ def bench(ctx, study, backend, algorithm, sizes, n, dtype, block_size, sweep, op
             numeric.canonical_dtype(name)
     blocks = parse_sizes(block_size, "--block-size") if block_size else None
     if blocks and len(blocks) > 1 and study not in ("run", "block-size"):
-        raise click.UsageError(f"--block-size takes one value for the {study} study (several for run and block-size)", ctx)
+        raise click.UsageError(f"--block-size takes one value for the {study} study (several for run and "
+                               "block-size)", ctx)
     thread_values = parse_sizes(threads, "--threads") if threads else None
     if thread_values and len(thread_values) > 1 and study != "threads":
         raise click.UsageError(f"--threads takes one value for the {study} study (a list for the threads study)", ctx)
@@ -285,7 +287,7 @@ def _ceilings(path, out):
         return None
     try:
         mine = C.matching(C.load(found), environment())
-    except Exception:                                       # an unreadable file is no ceiling
+    except Exception:  # noqa: BLE001 -- an unreadable file is no ceiling
         return None
     if mine:
         click.echo(f"ceilings: {found}")

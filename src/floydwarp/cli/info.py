@@ -7,9 +7,12 @@ from .app import app
 
 
 @app.command(short_help="Version, backends, CPUs and GPUs.")
-def info():
-    """Version, backends and algorithms (and why one is unusable), CPUs, GPUs."""
+@click.option("--options", "meanings", is_flag=True,
+              help="Also say what each solve option does (floydwarp.solve(..., NAME=VALUE)).")
+def info(meanings):
+    """Version, backends and algorithms (and why one is unusable), their solve options, CPUs, GPUs."""
     from ..bench.environment import backend_status, environment
+    from ..options import GENERAL
 
     echo = click.echo
     env = environment()
@@ -30,6 +33,7 @@ def info():
     for b in status:
         state = "available" if b["available"] else f"unavailable: {b['reason']}"
         echo(f"  {b['name']:<{width}}  {state}" + (f" -- {b['description']}" if b["description"] else ""))
+        _options(echo, "    options of every algorithm", b["options"], meanings)
         for a in b["algorithms"]:
             extras = [", ".join(a["dtypes"])]
             if a["predecessors"]:
@@ -38,6 +42,21 @@ def info():
                 extras.append(f"n <= {a['max_n']:,}")
             default = " (default)" if a["default"] else ""
             echo(f"    {a['name']}{default}: {a['description']} [{'; '.join(extras)}]")
+            _options(echo, "      options", a["options"], meanings)
+    _options(echo, "options of every backend", GENERAL, meanings)
     auto = sorted((b for b in status if b["available"] and b["auto_priority"] > 0), key=lambda b: -b["auto_priority"])
     picks = ", then ".join(b["name"] + (f" for n >= {b['auto_min_n']:,}" if b["auto_min_n"] else "") for b in auto)
     echo(f"--backend auto picks: {picks or 'nothing usable here; name a backend'}")
+
+
+def _options(echo, title, options, meanings):
+    """One line naming the solve options, or (``meanings``) a line each with what it does."""
+    if not options:
+        return
+    if not meanings:
+        echo(f"{title}: {', '.join(options)}")
+        return
+    echo(f"{title}:")
+    indent = " " * (len(title) - len(title.lstrip()) + 2)
+    for name, text in options.items():
+        echo(f"{indent}{name}: {text}")

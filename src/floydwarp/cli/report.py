@@ -15,7 +15,8 @@ from .app import Argument, app
     "gets its report.md and plots redrawn.  Ceilings (a 'ceilings' study among RESULTS, or --ceilings) are "
     "drawn on the runs of the same machine."))
 @click.argument("results", cls=Argument, metavar="RESULTS...", nargs=-1, required=True,
-                type=click.Path(exists=True, path_type=Path), description="Benchmark JSON files or folders holding them.")
+                type=click.Path(exists=True, path_type=Path),
+                description="Benchmark JSON files or folders holding them.")
 @click.option("--output", "-o", metavar="FILE.md", type=click.Path(dir_okay=False, path_type=Path),
               help="Write one combined Markdown report here (plots beside it, in FILE/).")
 @click.option("--ceilings", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -41,7 +41,8 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
               help="Where --generate draws the graph: gpu draws the same graph as host on the GPU (milliseconds "
                    "where the host takes seconds; its edges stay in GPU memory); auto: on the GPU when --backend "
                    "gpu solves it.")
-@click.option("--backend", metavar="NAME", default="auto", help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")
+@click.option("--backend", metavar="NAME", default="auto",
+              help="auto, cpu, gpu, mpi or reference (see 'floydwarp info').")
 @click.option("--algorithm", "-a", metavar="NAME", default="auto",
               help="The backend's algorithm (see 'floydwarp info'); auto is its default.")
 @click.option("--block-size", "-b", metavar="B", type=click.IntRange(min=1),

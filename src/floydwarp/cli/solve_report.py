@@ -44,7 +44,8 @@ def run_check(result, graph) -> bool:
     if count == 0:
         click.echo(f"check:     match ({against}, {result.dtype.name})")
     else:
-        click.echo(f"check:     MISMATCH in {count:,} entries against {against}; first {len(first)} (i, j, got, expected):")
+        click.echo(f"check:     MISMATCH in {count:,} entries against {against}; "
+                   f"first {len(first)} (i, j, got, expected):")
         for i, j, got, exp in first:
             click.echo(f"  {i} {j} {got} {exp}")
     click.echo(f"checksum:  {format_checksum(checksum(result))} (Fletcher-16 of the int64 distances)")

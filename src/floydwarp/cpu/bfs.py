@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from .. import bfs, numeric
+from ..options import WORKDIR
 from ..plan import EngineOutput
 from ..registry import register
 from .storage import Storage
@@ -45,7 +46,8 @@ def _warm_up(dtype, predecessors: bool):
     _warm.add(key)
 
 
-@register("cpu", "bfs", dtypes=numeric.INTEGER_DTYPES, predecessors=True, accepts=bfs.refusal, preferred=True)
+@register("cpu", "bfs", dtypes=numeric.INTEGER_DTYPES, predecessors=True, accepts=bfs.refusal, preferred=True,
+          options=WORKDIR)
 def run(graph, plan) -> EngineOutput:
     """All-pairs breadth-first search, one bit per target (every edge must weigh 1)."""
     n = plan.n

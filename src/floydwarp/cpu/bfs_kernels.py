@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..predecessors import NO_PREDECESSOR
-from .kernels import PRANGE_ONLY, narrow
+from ..jit import PRANGE_ONLY, narrow
 
 #: words of targets a batch searches for (4 x 64 = 256 targets: one AVX-512 vector, two AVX2)
 BATCH_WORDS = 4

@@ -1,6 +1,6 @@
 """A crew: threads that stay inside one Numba call and hand each other jobs through memory.
 
-cpu/team.py starts a crew for the rounds of a blocked run: each worker thread enters the
+:class:`Crew` starts one for the rounds of a blocked run, with the workers of team.py: each worker thread enters the
 phase kernel once and waits there, spinning on an int64 array ``crew``, for the jobs the
 leader (the thread running the schedule) posts, one per phase.  A hand-off costs about a
 microsecond; through Python it cost 50-100 us on the 2-core dev VM (a semaphore wakes a
@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import platform
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .. import team
 
 #: the ticket that ends a crew
 STOP = -1
@@ -119,3 +122,37 @@ def next_job(crew, me, count, ticket):
         relax()
         following = load_acquire(crew, 0)
     return following
+
+
+class Crew:
+    """``count`` threads in one call each of a crew kernel ``kernel(*args, crew, me, count,
+    *job)``, for the length of a ``with`` block: the workers (team.py's) wait inside it for
+    jobs, and :meth:`lead` posts one, does the leader's share on this thread and returns when
+    every share is done.  With one thread (or no idle workers) :meth:`lead` is a plain call."""
+
+    def __init__(self, kernel, args, count):
+        self.kernel, self.args, self.count = kernel, tuple(args), max(1, int(count))
+        self.flags = np.zeros(DONE + self.count - 1, np.int64)
+        self.team = None
+
+    def __enter__(self):
+        self.team = team.hire(self.count - 1) if self.count > 1 else None
+        if self.team is None:
+            self.count = 1
+        for me, w in enumerate(self.team or (), start=1):
+            w.start(self.kernel, (*self.args, self.flags, me, self.count, 0, False))
+        return self
+
+    def lead(self, *job):
+        kernel, args = self.call(*job)
+        kernel(*args)
+
+    def call(self, *job):
+        """The kernel and arguments of the leader's call for ``job`` (what :meth:`lead` runs)."""
+        return self.kernel, (*self.args, self.flags, 0, self.count, *job)
+
+    def __exit__(self, *exc):
+        if self.team is not None:
+            self.flags[0] = STOP            # the workers read it with acquire loads
+            team.dismiss(self.team)
+        return False

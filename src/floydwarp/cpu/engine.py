@@ -41,12 +41,13 @@ import time
 import numpy as np
 
 from .. import checkpoint, schedule
+from ..options import CHECKPOINT, WORKDIR
 from ..errors import FloydwarpError
 from ..plan import EngineOutput, Stopwatch
 from ..predecessors import initial_predecessors
 from ..registry import register, register_backend
 from ..tiling import start_tiles
-from . import team
+from .. import team
 from .storage import Storage
 from .threads import NumbaThreads
 
@@ -243,7 +244,7 @@ class Tiles:
     """The cpu engine of the blocked schedule (floydwarp.schedule): the tiled matrix
     ``t[I, J]`` (and predecessors ``p``) in one NumPy array or memory map; phase 1 is one
     Numba call, phases 2 and 3 are one kernel (``update_tiles``) run by a crew of
-    ``threads`` threads (cpu/team.py) for the length of a ``with`` block, reading copies
+    ``threads`` threads (cpu/crew.py) for the length of a ``with`` block, reading copies
     of the pivot row and column tiles that phases 1 and 2 write as they go; tiles never
     move."""
 
@@ -261,11 +262,12 @@ class Tiles:
             self.prow = None if p is None else np.empty(t.shape[1:], p.dtype)
         self.crew = None
         if nb > 1:
+            from .crew import Crew         # imports Numba, as _kernels() has by now
+
             if p is None:
-                self.crew = team.Crew(K.update_tiles, (t, clamp, lo, self.rowp, self.colp), threads)
+                self.crew = Crew(K.update_tiles, (t, clamp, lo, self.rowp, self.colp), threads)
             else:
-                self.crew = team.Crew(K.update_tiles_pred, (t, p, clamp, lo, self.rowp, self.colp, self.prow),
-                                      threads)
+                self.crew = Crew(K.update_tiles_pred, (t, p, clamp, lo, self.rowp, self.colp, self.prow), threads)
         self.panels_of = None
 
     def __enter__(self):
@@ -341,13 +343,15 @@ def _stepper(steps, steps_pred):
 
 
 def _run_rows(d, pred, inf, clamp, lo, report):
-    K = _kernels()
-    _stepper(K.rows_steps, K.rows_steps_pred)(d, pred, inf, clamp, lo, report)
+    from . import steps  # imports Numba: only when the algorithm runs
+
+    _stepper(steps.rows_steps, steps.rows_steps_pred)(d, pred, inf, clamp, lo, report)
 
 
 def _run_serial(d, pred, inf, clamp, lo, report):
-    K = _kernels()
-    _stepper(K.serial_steps, K.serial_steps_pred)(d, pred, inf, clamp, lo, report)
+    from . import steps
+
+    _stepper(steps.serial_steps, steps.serial_steps_pred)(d, pred, inf, clamp, lo, report)
 
 
 # --------------------------------------------------------------------------- traffic models
@@ -366,7 +370,8 @@ def _blocked_traffic(n, itemsize, block_size=None):
 
 
 # --------------------------------------------------------------------------- registrations
-@register("cpu", "blocked", default=True, predecessors=True, bytes_moved=_blocked_traffic)
+@register("cpu", "blocked", default=True, predecessors=True, bytes_moved=_blocked_traffic,
+          options={**CHECKPOINT, **WORKDIR})
 def blocked(graph, plan) -> EngineOutput:
     """3-phase blocked Floyd-Warshall on tiles (Numba, all cores, vectorized min-plus tiles)."""
     return _solve_blocked(graph, plan)

@@ -1,11 +1,12 @@
-"""Numba kernels of the ``cpu`` backend.
+"""Numba kernels of the ``cpu`` backend's blocked schedule: min-plus tile products, the phases
+of a round, the tiled layout (the per-k loops are cpu/steps.py's).
 
-Everything here works on host NumPy arrays and follows numeric.py's rules:
+Everything here and there works on host NumPy arrays and follows numeric.py's rules:
 
-* integer sums are computed in the matrix dtype (:func:`narrow`): INF = max // 2
+* integer sums are computed in the matrix dtype (``jit.narrow``): INF = max // 2
   makes every sum of two entries representable, and keeping the add in the
   narrow type is what lets LLVM use 16 (int16) or 8 (int32) lanes per vector;
-* a candidate replaces an entry only when ``cand < d`` (:func:`select_min`, Python's
+* a candidate replaces an entry only when ``cand < d`` (``jit.select_min``, Python's
   ``min(d, x)`` as ``x if x < d else d``: one select, one ``vpmins*`` / ``vminp*``),
   so NaN from ``inf + -inf`` never wins.  Without
   predecessors the update is that select and an unconditional store (2x faster
@@ -24,68 +25,15 @@ intermediates stay within ``[-2 INF, INF]``, representable in the dtype.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
-from numba import njit, prange, types
-from numba.core.typing import signature
-from numba.extending import intrinsic
+from numba import njit
 
+from ..jit import narrow, select_max, select_min
 from .crew import first_job, next_job
+from .steps import fw_steps_pred_with, fw_steps_with
 
 
 # --------------------------------------------------------------------------- helpers
-#: Parallelize explicit ``prange`` loops only: no implicit parfors from array
-#: expressions or copies, no parfor fusion (see :func:`copy_of`).
-PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
-                "setitem": False, "numpy": False, "stencil": False, "fusion": False,
-                "prange": True}
-
-
-@intrinsic
-def narrow(typingctx, value, arr):
-    """``value`` converted to ``arr``'s dtype (Numba widens int32 + int32 to int64).
-
-    An intrinsic, one LLVM cast where it is used: an inlined overload cost the Numba
-    passes ~0.1 s per tile kernel to compile (copying its IR into 20-odd call sites)."""
-    def codegen(context, builder, sig, args):
-        return context.cast(builder, args[0], sig.args[0], sig.return_type)
-
-    return arr.dtype(value, arr), codegen
-
-
-def _select(better):
-    """Codegen of ``b if better(b, a) else a`` in the arguments' common type: one select."""
-    def codegen(context, builder, sig, args):
-        ty = sig.return_type
-        a, b = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
-        wins = context.get_function(better, signature(types.boolean, ty, ty))(builder, (b, a))
-        return builder.select(wins, b, a)
-
-    return codegen
-
-
-@intrinsic
-def select_min(typingctx, a, b):
-    """Python's ``min(a, b)``: ``b if b < a else a`` (a NaN ``b`` never wins), one select.
-
-    An intrinsic: Numba's ``min`` is an overload compiled once per argument type on a cold
-    cache (~15 ms each, in the main process and again in the compile helper)."""
-    ty = typingctx.unify_types(a, b)
-    if isinstance(ty, types.Number):
-        return ty(a, b), _select(operator.lt)
-    return None
-
-
-@intrinsic
-def select_max(typingctx, a, b):
-    """Python's ``max(a, b)``: ``b if b > a else a``, one select (see :func:`select_min`)."""
-    ty = typingctx.unify_types(a, b)
-    if isinstance(ty, types.Number):
-        return ty(a, b), _select(operator.gt)
-    return None
-
-
 @njit(cache=True)
 def copy_of(src):
     """A C-contiguous copy of a 2-D array, by explicit loops.
@@ -100,13 +48,6 @@ def copy_of(src):
         for j in range(w):
             out[i, j] = src[i, j]
     return out
-
-
-@njit(cache=True, inline="always")
-def copy_row(src, k, out):
-    """``out[:] = src[k, :]`` by an explicit loop (see :func:`copy_of`)."""
-    for j in range(src.shape[1]):
-        out[j] = src[k, j]
 
 
 @njit(cache=True, inline="always")
@@ -221,50 +162,10 @@ def minplus_pred(c, pc, a, b, pb):
                     c[i, j] = x; pc[i, j] = pb[k, j]
 
 
-# --------------------------------------------------------------------------- in-place FW on one tile
-@njit(cache=True, inline="always")
-def fw_tile(t, clamp, lo):
-    """Floyd-Warshall in place on a square array (phase 1 of the blocked schedule)."""
-    fw_steps_with(t, 0, t.shape[0], clamp, lo, np.empty(t.shape[0], t.dtype))
-
-
-@njit(cache=True, inline="always")
-def fw_steps_with(t, k0, k1, clamp, lo, rowk):
-    """Steps k0..k1-1 of Floyd-Warshall in place on a square array, with the caller's buffer
-    ``rowk`` (at least ``t.shape[0]`` entries): compiling ``np.empty`` took ~60 ms of phase
-    1's cold compile.
-
-    Row k is copied to the buffer per k, so the j loop reads and writes different arrays
-    and vectorizes; the values are those of the in-place loop (row k does not change in
-    step k while ``t[k, k]`` is 0).  Inlined into its callers' Numba IR (as are
-    :func:`copy_row` and :func:`relax_row`): compiled as a function of its own it would be
-    optimized once there and again inside each caller, 0.1 s more of a cold compile.
-    """
-    for k in range(k0, k1):
-        copy_row(t, k, rowk)
-        for i in range(t.shape[0]):
-            relax_row(t, i, rowk, k, clamp, lo)
-
-
-@njit(cache=True, inline="always")
-def fw_tile_pred(t, p, clamp, lo):
-    fw_steps_pred_with(t, p, 0, t.shape[0], clamp, lo, np.empty(t.shape[0], t.dtype),
-                       np.empty(t.shape[0], p.dtype))
-
-
-@njit(cache=True, inline="always")
-def fw_steps_pred_with(t, p, k0, k1, clamp, lo, rowk, prowk):
-    """:func:`fw_steps_with` with predecessors (buffers ``rowk`` and ``prowk``)."""
-    for k in range(k0, k1):
-        copy_row(t, k, rowk)
-        copy_row(p, k, prowk)
-        for i in range(t.shape[0]):
-            relax_row_pred(t, p, i, rowk, prowk, k, clamp, lo)
-
 
 # --------------------------------------------------------------------------- tiled layout
 # The passes over many tiles or rows are serial kernels over tasks ``first .. stop - 1``
-# that cpu/team.py spreads over the cores (nogil: the shares run at once).
+# that team.py spreads over the cores (nogil: the shares run at once).
 @njit(cache=True, nogil=True)
 def unpack_rows(t, d, first, stop):
     """Rows ``first .. stop - 1`` of the n x n matrix ``d`` from the tiles."""
@@ -404,126 +305,3 @@ def update_tiles_pred(t, p, clamp, lo, rowp, colp, prow, crew, me, count, r, pan
                 if row_tile:
                     copy_tile(px, prow[jb])
         job = next_job(crew, me, count, job)
-
-
-# --------------------------------------------------------------------------- rows and serial
-@njit(inline="always")
-def relax_row(d, i, rowk, k, clamp, lo):
-    """``d[i, j] = min(d[i, j], d[i, k] + rowk[j])`` for every j (rowk: a copy of row k)."""
-    dik = d[i, k]
-    for j in range(d.shape[1]):
-        x = narrow(dik + rowk[j], d)
-        if clamp:
-            x = select_max(lo, x)
-        d[i, j] = select_min(d[i, j], x)
-
-
-@njit(inline="always")
-def relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo):
-    """:func:`relax_row` with predecessors: a win sets ``p[i, j] = prowk[j]``."""
-    dik = d[i, k]
-    for j in range(d.shape[1]):
-        x = narrow(dik + rowk[j], d)
-        if clamp:
-            x = select_max(lo, x)
-        if x < d[i, j]:
-            d[i, j] = x
-            p[i, j] = prowk[j]
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def rows_steps(d, k0, k1, clamp, lo):
-    """Steps k0..k1-1 of Floyd-Warshall: per k, row k copied to a buffer, rows i in parallel."""
-    n = d.shape[0]
-    rowk = np.empty(n, d.dtype)
-    for k in range(k0, k1):
-        copy_row(d, k, rowk)
-        for i in prange(n):
-            relax_row(d, i, rowk, k, clamp, lo)
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def rows_steps_pred(d, p, k0, k1, clamp, lo):
-    n = d.shape[0]
-    rowk = np.empty(n, d.dtype)
-    prowk = np.empty(n, p.dtype)
-    for k in range(k0, k1):
-        copy_row(d, k, rowk)
-        copy_row(p, k, prowk)
-        for i in prange(n):
-            relax_row_pred(d, p, i, rowk, prowk, k, clamp, lo)
-
-
-@njit(cache=True)
-def serial_steps(d, k0, k1, clamp, lo):
-    """Steps k0..k1-1 of the textbook triple loop, in place, one thread (row k read from a
-    copy: :func:`fw_steps_with`; 2-3x the in-place loop's speed on 16-64 vertices)."""
-    fw_steps_with(d, k0, k1, clamp, lo, np.empty(d.shape[0], d.dtype))
-
-
-@njit(cache=True)
-def serial_steps_pred(d, p, k0, k1, clamp, lo):
-    """:func:`serial_steps` with predecessors (6x the in-place loop on 32 vertices)."""
-    fw_steps_pred_with(d, p, k0, k1, clamp, lo, np.empty(d.shape[0], d.dtype), np.empty(d.shape[0], p.dtype))
-
-
-@njit(cache=True)
-def scipy_textbook(d, p, with_pred, none):
-    """SciPy's own ``floyd_warshall`` on the float64 weights ``d`` (``inf``: no edge), in
-    place: zero diagonal, ``p[i, j] = i`` for each edge (``none`` elsewhere) when ``with_pred``,
-    then the textbook triple loop, so distances and predecessors are SciPy's to the bit.
-    Returns False when a diagonal entry did not stay 0 (a negative cycle)."""
-    n = d.shape[0]
-    for i in range(n):
-        d[i, i] = 0.0
-    if with_pred:
-        for i in range(n):
-            for j in range(n):
-                p[i, j] = i if i != j and d[i, j] < np.inf else none
-        serial_steps_pred(d, p, 0, n, False, -np.inf)
-    else:
-        serial_steps(d, 0, n, False, -np.inf)
-    for i in range(n):
-        if d[i, i] != 0.0:
-            return False
-    return True
-
-
-# --------------------------------------------------------------------------- predecessor check
-@njit(cache=True, parallel=PRANGE_ONLY)
-def pred_rows_with_cycles(p, first=0):
-    """Rows i whose predecessors do not lead every reachable j back to i.
-
-    O(n^2): each vertex of a row is walked once.  The blocked schedule can
-    close a predecessor loop around a zero-weight cycle (unlike the k-outer
-    order of ``rows``/``serial``, where a strict improvement through k never
-    revisits a vertex); the engine checks and falls back when this finds one.
-    """
-    n = p.shape[1]
-    bad = np.zeros(p.shape[0], np.bool_)
-    for i in prange(p.shape[0]):
-        src = first + i
-        mark = np.zeros(n, np.int32)          # 0 unseen, -1 leads to i, w > 0 on walk w
-        for j in range(n):
-            if j == src or p[i, j] < 0 or mark[j] == -1:
-                continue
-            walk_id = j + 1
-            v = j
-            ok = True
-            while v != src and mark[v] != -1:
-                if mark[v] == walk_id:
-                    ok = False
-                    break
-                mark[v] = walk_id
-                v = p[i, v]
-                if v < 0:
-                    ok = False
-                    break
-            if not ok:
-                bad[i] = True
-                break
-            v = j
-            while v != src and mark[v] == walk_id:
-                mark[v] = -1
-                v = p[i, v]
-    return bad

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from .. import bfs, numeric
+from .. import bfs, casts, numeric
 from ..errors import DeviceError
 from ..plan import EngineOutput
 from ..predecessors import NO_PREDECESSOR
@@ -78,6 +78,8 @@ def _needed(n, words, pitch, itemsize, arcs, predecessors, to_device) -> int:
 
 
 @register("gpu", "bfs", dtypes=numeric.INTEGER_DTYPES, predecessors=True, accepts=bfs.refusal, preferred=True,
+          options={"bfs_fallback": "False: search to the last level however long it takes (default True: hand "
+                                    "the graph to fast once the search has taken Floyd-Warshall's time)"},
           description="all-pairs breadth-first search for unit weights: one bit per target, 64 a word, "
                       "a kernel launch per level pulling every vertex's out-neighbours' frontier words; "
                       "hop counts in uint8 while they fit (dtype='auto'); predecessors from the distances")
@@ -159,7 +161,7 @@ def _search(cp, graph, plan, storage, to_device, timings, words, pitch, out_ptr,
     deepest = level - 1
     narrowest = next(d for d in storage if deepest < int(numeric.inf_of(d)))
     if narrowest != dtype:         # widened for a last level that found nothing
-        dist = numeric.cast_distances(dist, numeric.inf_of(dtype), narrowest)
+        dist = casts.cast_distances(dist, numeric.inf_of(dtype), narrowest)
         dtype = narrowest
     end.record()
     end.synchronize()
@@ -195,7 +197,7 @@ def _widen(cp, dist, dtype, storage, plan):
     if wider == len(storage):
         raise numeric.too_narrow(plan.dtype, plan.stats)
     new = storage[wider]
-    return numeric.cast_distances(dist, numeric.inf_of(dtype), new), new
+    return casts.cast_distances(dist, numeric.inf_of(dtype), new), new
 
 
 def _hand_to_fast(graph, plan, timings, spent, reason):

@@ -39,7 +39,6 @@ def copy_bandwidth(nbytes=1 << 30, repeat=5) -> float:
     src = cp.ones(nbytes // 4, dtype=cp.int32)
     dst = cp.empty_like(src)
     t = _median_seconds(cp, lambda: dst.data.copy_from_device_async(src.data, src.nbytes), repeat)
-    del src, dst
     return 2.0 * nbytes / t
 
 

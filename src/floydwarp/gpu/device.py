@@ -22,11 +22,11 @@ def find() -> str | None:
         import cupy
     except ImportError:
         return NO_CUPY
-    except Exception as exc:  # a broken CuPy install (missing CUDA libraries, ...)
+    except Exception as exc:  # noqa: BLE001 -- a broken CuPy install (missing CUDA libraries, ...)
         return f"CuPy cannot be imported ({type(exc).__name__}: {exc}); reinstall 'floydwarp[gpu]' or use backend='cpu'"
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 -- no driver or device: the probe's answer
         return f"no usable CUDA GPU ({exc}); use backend='cpu'"
     if count < 1:
         return "no CUDA GPU found; use backend='cpu'"
@@ -86,6 +86,13 @@ def require_smem(plan, need):
 
 
 # ---------------------------------------------------------------------- memory
+#: the solve options of every gpu algorithm (gpu/engine.py registers them)
+OPTIONS = {
+    "max_gpu_memory": "bytes of GPU memory a run may use (default: what is free); a fast run whose matrix does "
+                      "not fit goes out of core",
+}
+
+
 def _free() -> int:
     """Bytes of device memory free now, CuPy's pool's unused blocks included."""
     import cupy as cp

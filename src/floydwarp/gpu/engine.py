@@ -17,4 +17,4 @@ from . import bfs, device, fast, ooc, seed  # noqa: F401 -- each registers its a
 AUTO_MIN_N = 384
 
 register_backend("gpu", "CUDA kernels compiled at run time (NVRTC) and launched through CuPy",
-                 probe=device.probe, auto_min_n=lambda: AUTO_MIN_N)
+                 probe=device.probe, auto_min_n=lambda: AUTO_MIN_N, options=device.OPTIONS)

@@ -51,9 +51,10 @@ def compute(ctx) -> None:
 
 
 @register("gpu", "fast", default=True, bytes_moved=traffic.fast_model,
+          options={**tiles.OPTIONS, **wide.OPTIONS, **predecessors.OPTIONS, **ooc.OPTIONS},
           description="production kernel: rounds of 2048-3072 pivot columns as min-plus panel products with the "
                       "cells in registers for int16/int32/float32 ('wide'), vectorized blocked FW for 8-byte types "
-                      "(options['fast_variant']: 'wide', 'pipe', 'vec', 'tiled', 'async'); predecessors ride in "
+                      "(or the fast_variant asked for); predecessors ride in "
                       "the distance word ('keyed': int32, non-negative integer float weights, int16 with "
                       "zero or negative weights) or are recovered from the tight edges after the run "
                       "('witness': int16 and fractional floats with positive weights); DPX add-min on sm_90")

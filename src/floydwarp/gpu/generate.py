@@ -106,7 +106,7 @@ def erdos_renyi(n, percent, seed, weights, potential, directed, real=False) -> G
     m = total if directed else 2 * total
     src, dst, w = cp.empty(m, np.int32), cp.empty(m, np.int32), cp.empty(m, np.int64)
     if not total:
-        return Graph._from_generated(n, (src, dst, w), WeightStats(n, 0, 0, True), by_source=directed)
+        return Graph.from_edges(src, dst, w, n=n, stats=WeightStats(n, 0, 0, True), sorted=directed)
     offsets, dev_edges = cp.asarray(np.cumsum(edges) - edges), cp.asarray(edges)
     places.fill(dev_edges, offsets, src, dst)
     span = hi - lo + 1
@@ -118,7 +118,7 @@ def erdos_renyi(n, percent, seed, weights, potential, directed, real=False) -> G
                              (src, dst, w, np.int64(total), np.intp(0) if h is None else h, np.bool_(not directed),
                               np.bool_(span == 1), np.int64(lo), extremes))
     low, high = (int(x) for x in extremes.get())
-    return Graph._from_generated(n, (src, dst, w), WeightStats(n, low, high, True), by_source=directed)
+    return Graph.from_edges(src, dst, w, n=n, stats=WeightStats(n, low, high, True), sorted=directed)
 
 
 def _grid(chunks: int, nblocks: int) -> tuple:

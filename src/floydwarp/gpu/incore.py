@@ -7,7 +7,7 @@ A run (:func:`execute`):
    list is uploaded and scattered on the device (no n^2 host matrix), one drawn on the
    device (generate.py) is scattered from where it lies; a dense host
    matrix goes up through pinned staging, converted into the staging buffers as it goes
-   (transfer.GraphRows: no n^2 host copy in the run's dtype); a dense CuPy matrix stays on the
+   (staging.GraphRows: no n^2 host copy in the run's dtype); a dense CuPy matrix stays on the
    device;
 3. ``compute(ctx)`` launches the algorithm's kernels, timed with CUDA events ("compute");
 4. hand back an n x n matrix: a CuPy array when the input was on the device (or
@@ -39,7 +39,7 @@ from ..errors import DeviceError, FloydwarpError
 from ..graph.graph import DEVICE_BAND_ENTRIES
 from ..plan import EngineOutput
 from ..registry import register
-from . import delivery, device, modules, panel, start, transfer
+from . import delivery, device, modules, panel, staging, start, transfer
 from .layout import Layout
 
 
@@ -147,8 +147,7 @@ def dense_on_device(graph) -> bool:
     """Whether ``graph`` is a dense matrix held by the GPU (its result then stays there)."""
     from ..arrays import is_device_array
 
-    dense = getattr(graph, "_dense", None)
-    return dense is not None and is_device_array(dense[0])
+    return is_device_array(graph.dense)
 
 
 def wants_device(plan, on_device_input: bool) -> bool:
@@ -170,21 +169,20 @@ def size(graph, plan, tile: int) -> Sizing:
     """The layout of a run with ``tile``-padded matrices and the device memory it needs."""
     dtype = np.dtype(plan.dtype)
     n = int(graph.n)
-    dense = getattr(graph, "_dense", None)
-    dense = None if dense is None else dense[0]
+    dense = graph.dense
     on_device = dense_on_device(graph)
     to_device = wants_device(plan, on_device)
     lay = Layout.make(n, dtype.itemsize, tile, plan.predecessors)
     if dense is None:
         # uploaded edges' compact columns (none for edges drawn on the device: they are there)
-        staging = 0 if graph.device_edges() is not None else graph.num_edges * 24
+        temporary = 0 if graph.device_edges() is not None else graph.num_edges * 24
     elif on_device:
-        staging = min(n * n, DEVICE_BAND_ENTRIES) * (10 + dtype.itemsize)   # one band's temporaries
+        temporary = min(n * n, DEVICE_BAND_ENTRIES) * (10 + dtype.itemsize)   # one band's temporaries
     else:
-        staging = 0
+        temporary = 0
     if plan.predecessors:
-        staging = max(staging, n * n * 5)         # where() temporaries of the initialization
-    return Sizing(lay, dense, on_device, to_device, lay.device_bytes(staging=staging, output_copy=to_device))
+        temporary = max(temporary, n * n * 5)         # where() temporaries of the initialization
+    return Sizing(lay, dense, on_device, to_device, lay.device_bytes(staging=temporary, output_copy=to_device))
 
 
 def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
@@ -218,7 +216,7 @@ def execute(graph, plan, sizing: Sizing, compute) -> EngineOutput:
                 d[lo:hi, :n] = graph.matrix_rows(lo, hi, dtype, inf, xp=cp)
         elif dense is not None:
             d = start.matrix(lay.N, lay.pitch, dtype, inf)
-            transfer.upload(transfer.Pitched.of(d, n, n), transfer.GraphRows(graph, dtype, inf))
+            staging.upload(staging.Pitched.of(d, n, n), staging.GraphRows(graph, dtype, inf))
         elif graph.device_edges() is not None:
             d = start.from_device_edges(graph.device_edges(), n, lay.N, lay.pitch, dtype, inf)
         else:

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import checkpoint, schedule
 from ..errors import DeviceError, FloydwarpError
+from ..options import CHECKPOINT, WORKDIR
 from ..plan import EngineOutput
 from ..registry import register
 from . import device, modules, panel, tiles, traffic
@@ -119,7 +120,15 @@ def tile_order(rounds: int, r: int) -> list[tuple[int, int]]:
 
 
 # ---------------------------------------------------------------------- the engine
-@register("gpu", "out-of-core", predecessors=False, bytes_moved=traffic.out_of_core_model,
+#: the solve options of an out-of-core run (fast's too: it may go out of core)
+OPTIONS = {
+    "panel_width": f"pivot columns a round streams, a multiple of {panel.UNIT} (default: chosen from the GPU "
+                   "memory and the PCIe bandwidth)",
+    **WORKDIR, **CHECKPOINT, **panel.OPTIONS,
+}
+
+
+@register("gpu", "out-of-core", predecessors=False, bytes_moved=traffic.out_of_core_model, options=OPTIONS,
           description="the matrix in pinned host memory (or a memory-mapped file with workdir=DIR), streamed "
                       "through the GPU in wide panels on several CUDA streams; 'fast' switches to it when the "
                       "matrix does not fit in GPU memory or max_gpu_memory")

@@ -36,6 +36,13 @@ SMEM_PER_SM = 227 * 1024
 DELIVERY_BANDS = 16
 
 
+#: the solve option of the panel products (fast.py and ooc.py declare it)
+OPTIONS = {
+    "nonneg_products": "False: float32 panel products compare signed sums even when no weight is negative "
+                       "(default True: one integer min of the sums' bits)",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Arith:
     """How a product combines entries.

@@ -89,7 +89,8 @@ def _pseudo_r(plan) -> int:
 
 
 @algorithm("pseudo-blocked", k_order=True, bytes_moved=traffic.per_k_sweep,
-           description="each thread updates an R x R group of cells, R = options['R'] (1, 2, 4, 8; default 4) (seed 000)")
+           options={"R": f"each thread updates an R x R group of cells: one of {PSEUDO_R} (default 4)"},
+           description="each thread updates an R x R group of cells (seed 000)")
 def pseudo_blocked(ctx):
     """Each thread updates R x R cells."""
     n = ctx.n
@@ -98,6 +99,7 @@ def pseudo_blocked(ctx):
 
 
 @algorithm("work-per-thread", k_order=True, bytes_moved=traffic.per_k_sweep,
+           options={"threads_per_block": "threads per block (default: the occupancy API's choice)"},
            description="fixed work per thread, grid sized by the occupancy API (seed 003)")
 def work_per_thread(ctx):
     """Fixed work per thread, occupancy-sized grid."""
@@ -116,7 +118,9 @@ def work_per_thread(ctx):
 
 
 @algorithm("grid-sync", k_order=True, bytes_moved=traffic.per_k_sweep,
-           description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register (seed 003)")
+           options={"threads_per_block": "threads per block (default 256)"},
+           description="one persistent cooperative kernel for all k with a grid barrier, M[i,k] in a register "
+                       "(seed 003)")
 def grid_sync(ctx):
     """One persistent cooperative kernel."""
     import cupy as cp

@@ -1,7 +1,7 @@
 """The start matrix built on the device from an edge list (kernels/start.cu): only the
 edges cross the bus, compacted (uint16 vertex ids up to 65536 vertices, else int32;
 weights in the distance dtype), cast chunk by chunk into pinned buffers by worker threads
-while earlier chunks are in flight (``transfer.upload_columns``).  One GPU builds its whole
+while earlier chunks are in flight (``staging.upload_columns``).  One GPU builds its whole
 padded matrix; each process of the multi-GPU engines builds its own block.  A dense input is
 uploaded into :func:`matrix`, the start matrix without edges (its padding then needs nothing
 more).  The predecessors of a start matrix are seeded here too (:func:`seed_predecessors`), by
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..predecessors import NO_PREDECESSOR
-from . import modules, transfer
+from . import modules, staging
 from .panel import pitched
 
 _THREADS = 256
@@ -73,7 +73,7 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     o2 = 2 * o1
     buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
     base = buf.data.ptr
-    transfer.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
+    staging.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
     ct = modules.ctype(dtype)
     _scatter_into(d, _scatter(ct, _INDEX_CTYPES[idx_t.name], ct), origin, (buf[:o1], buf[o1:o2], buf[o2:]), m)
     return d

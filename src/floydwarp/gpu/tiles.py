@@ -36,6 +36,14 @@ WIDE = "wide"
 #: 24.5 / 13.2 / 11.0 for "tiled" / "vec" / "vec"); for the 8-byte types "vec" beats the
 #: panel products (float64: 2.98 against 1.07 T/s)
 FAST_DEFAULT_VARIANT = {"int16": WIDE, "int32": WIDE, "float32": WIDE, "int64": "vec", "float64": "vec"}
+#: the solve options of fast's variants (fast.py declares them)
+OPTIONS = {
+    "fast_variant": "the phase-3 variant: 'wide', 'pipe', 'vec', 'tiled' or 'async' (default: the dtype's "
+                    "measured best; 8-byte types run 'vec')",
+    "pipe_shape": "(TM, TN): rows x 4-byte words each thread of the 'pipe' phase 3 owns (multiples of 4)",
+    "pipe_unroll": "how far the 'pipe' phase 3 unrolls its k loop: 4, 8, 16, 32 or 64 (default: 64)",
+    "pipe_grid": "blocks of the persistent 'pipe' phase 3 (default: as many as the GPU keeps resident)",
+}
 #: "pipe" phase 3: (TM, TN) per dtype: each thread owns TM rows x TN 4-byte words (int16:
 #: 2 TN columns); options["pipe_shape"] = (TM, TN) overrides.  PIPE_UNROLL: how far the
 #: k loop is unrolled (64: fully); options["pipe_unroll"] overrides.
@@ -84,7 +92,8 @@ def fast_config(dtype, smem_optin=None, variant=None) -> dict:
         return dict(b=64, p3="fw_blockedvec_p3", variant=variant, threads=(bv, ty), smem3=smem)
     big = smem_optin is None or smem_optin >= (128 * 128 + 256) * isz
     if dt.name == "int16":
-        cfg = dict(b=128, tm=8, tn=4, bk=32, threads=(16, 16)) if big else dict(b=64, tm=4, tn=4, bk=32, threads=(8, 16))
+        cfg = (dict(b=128, tm=8, tn=4, bk=32, threads=(16, 16)) if big
+               else dict(b=64, tm=4, tn=4, bk=32, threads=(8, 16)))
         return dict(cfg, p3="fw_fast_p3_s16", variant=variant, smem3=0)
     cfg = dict(b=128, tm=8, tn=8, bk=32, threads=(16, 16)) if big else dict(b=64, tm=4, tn=8, bk=32, threads=(8, 16))
     if variant == "async":

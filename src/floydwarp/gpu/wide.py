@@ -24,6 +24,11 @@ from .panel import band_skip, row_bands
 #: 14.51 / 14.55 / 14.56 / 14.58, float32 14.19 / 14.19 / 14.20 / 14.18 (bench/NOTES.md)
 WIDE_WIDTH = {"int16": 3072}
 WIDE_WIDTH_DEFAULT = 2048
+#: the solve option of the wide rounds (fast.py declares it)
+OPTIONS = {
+    "wide_width": f"pivot columns a wide round takes, a multiple of {panel.UNIT} (default: 3072 for int16, "
+                  f"{WIDE_WIDTH_DEFAULT} for the others)",
+}
 
 
 def width(plan) -> int:

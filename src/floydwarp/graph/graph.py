@@ -16,16 +16,18 @@ Conventions, the same for every constructor:
 """
 from __future__ import annotations
 
-import functools
-import math
 from typing import Any, Sequence
 
 import numpy as np
 
+from .. import team
 from ..arrays import array_module, is_device_array, to_host
-from ..cpu import team
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
+from .dense_arrays import NO_MASK, missing_value, refuse_bad_weights, scanned_stats
+from .edge_arrays import (edge_passes, edge_stats, index_input, new_edge_arrays, numba_passes, numba_readable,
+                          scan_edges, sort_edges, weight_dtype, weight_input)
+from .start import StartMatrix
 
 
 #: The most vertices a graph may have: predecessors are int32 vertex ids, and the n x n
@@ -44,7 +46,7 @@ def check_vertex_count(n: int, where: str = "") -> int:
     return n
 
 
-class Graph:
+class Graph(StartMatrix):
     """A weighted directed graph on vertices ``0 .. n-1`` (optionally labelled).
 
     Examples
@@ -57,86 +59,85 @@ class Graph:
     [[0, 4, 1073741823], [1073741823, 0, 1], [1073741823, 1073741823, 0]]
     """
 
-    def __init__(self, n: int, *, edges=None, dense=None, missing=None, labels: Sequence[Any] | None = None):
+    def __init__(self, n: int, *, edges=None, dense=None, missing=None, labels: Sequence[Any] | None = None,
+                 sorted: bool = False, stats: WeightStats | None = None, num_edges: int | None = None):
+        """The graph of ``edges`` = (src, dst, weight) as it keeps them (distinct, off the diagonal
+        but for negative self-loops, int64 ids, int64 or float64 weights -- or, drawn on the GPU,
+        CuPy arrays of int32 ids and int64 weights; ``sorted``: by (source, target)) or of
+        ``dense`` = (matrix, mask or None), an entry absent where masked, equal to ``missing`` or
+        +inf.  ``stats`` (and a dense graph's ``num_edges``), when known, are not computed again.
+        Nothing is checked here: use a ``Graph.from_*`` constructor."""
         if (edges is None) == (dense is None):
             raise TypeError("Graph needs exactly one of edges= or dense=; use a Graph.from_* constructor")
         self.n = check_vertex_count(int(n))
-        self._edges = edges          # (src, dst, weight) with duplicates and self-loops removed
-        # (matrix, mask or None): an entry is absent where masked, equal to ``missing`` or +inf
+        self._edges = edges
+        self._device_edges = None               # the edges drawn on the GPU (device_edges)
+        if edges is not None and is_device_array(edges[0]):     # on the host only when asked for
+            self._edges, self._device_edges = None, edges
+            num_edges = int(edges[0].size)
         self._dense = dense
         self._missing = missing
         self._labels = None if labels is None else labels if isinstance(labels, range) else list(labels)
         if self._labels is not None and len(self._labels) != self.n:
             raise FloydwarpError(f"{len(self._labels)} labels given for {self.n} vertices")
-        self._stats = None
-        self._num_edges = None
+        self._stats = stats
+        self._num_edges = num_edges
         self._csr = {}
-        self._sorted = False                    # edges known to be sorted by (source, target)
-        self._device_edges = None               # the edges drawn on the GPU (device_edges)
+        self._sorted = sorted                   # edges known to be sorted by (source, target)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_edges(cls, src, dst, weight=None, n: int | None = None, labels=None) -> "Graph":
+    def from_edges(cls, src, dst, weight=None, n: int | None = None, labels=None, *, sorted: bool = False,
+                   stats: WeightStats | None = None) -> "Graph":
         """Build a graph from parallel arrays of edge sources, targets and weights.
 
         ``weight`` defaults to 1 for every edge; ``n`` defaults to one more than
         the largest vertex id.
+
+        ``stats`` is for code that made the edges itself (the generators): with it the arrays
+        are the graph's as they are -- distinct, off the diagonal but for negative self-loops,
+        int64 ids in ``0 .. n-1``, int64 or float64 weights, whose statistics ``stats`` holds --
+        and no pass reads them; ``sorted=True`` says they are also in (source, target) order.
+        Without ``stats`` every edge is checked, and the edges sorted, here.
         """
-        src = _index_input(src, "src")
-        dst = _index_input(dst, "dst")
+        if stats is not None:
+            return cls._of_own_edges(src, dst, weight, n, labels, sorted, stats)
+        if sorted:
+            raise TypeError("sorted=True describes edges given with their stats= (without, they are sorted here)")
+        src = index_input(src, "src")
+        dst = index_input(dst, "dst")
         if src.shape != dst.shape:
             raise FloydwarpError(f"src has {src.size} entries but dst has {dst.size}")
-        w = np.ones(src.shape, dtype=np.int64) if weight is None else _weight_input(weight)
+        w = np.ones(src.shape, dtype=np.int64) if weight is None else weight_input(weight)
         if w.shape != src.shape:
             raise FloydwarpError(f"weight has {w.size} entries but src and dst have {src.size}")
         if n is None:
             n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
-        return cls._from_edge_arrays(n, src, dst, w, _new_edge_arrays(src.size, w.dtype), labels)
+        return cls._of_scanned_edges(n, src, dst, w, new_edge_arrays(src.size, w.dtype), labels)
 
     @classmethod
-    def _from_edge_arrays(cls, n, src, dst, w, out, labels=None) -> "Graph":
-        """The graph of 1-D edge arrays of one length, ids of an integer type and weights the
-        Numba passes read, converted into ``out`` = (int64 ids, int64 ids, int64 or float64
-        weights) as they are checked: new arrays, or any of the input arrays where the graph
-        may keep them."""
+    def _of_scanned_edges(cls, n, src, dst, w, out, labels=None) -> "Graph":
+        """The graph of checked edge arrays (:func:`~floydwarp.graph.edge_arrays.scan_edges`
+        into ``out``)."""
         n = check_vertex_count(int(n))
         if n < 0:
             raise FloydwarpError(f"n must be >= 0, got {n}")
-        # ids, weights, self-loops, order and weight statistics in one pass (graph/kernels.py)
-        m = src.size
-        parts = team.run(numba_passes().edge_scan, m, src, dst, w, n, *out, threads=team.shares(m, m))
-        (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, _, _, lo, hi, integral,
-         kept) = parts[0] if len(parts) == 1 else _joined_edge_scans(parts)
-        if bad_src >= 0 or bad_dst >= 0:
-            for name, ids, i, count in (("src", src, bad_src, bad_srcs), ("dst", dst, bad_dst, bad_dsts)):
-                if i >= 0:
-                    raise FloydwarpError(
-                        f"edge {i}: {name} vertex id {int(ids[i])} is out of range 0..{n - 1} "
-                        f"({count} edge(s) out of range)")
-        if bad_w >= 0:
-            raise FloydwarpError(f"edge {bad_w} ({int(src[bad_w])} -> {int(dst[bad_w])}) has weight "
-                                 f"{float(w[bad_w])}: weights must be finite numbers")
-        edges = out
-        if dropped:                             # the scan moved the kept edges to the front of each share
-            edges = _kept_edges(parts, m, *edges)
-        if ordered:                             # the scanned edges are the graph's: their statistics hold
-            stats = _stats_of_kept(n, lo, hi, integral, kept)
-        else:
-            edges, stats = _sorted_lightest_edges(n, edges)
-        graph = cls(n, edges=edges, labels=labels)
-        graph._sorted, graph._stats = True, stats           # by (src, dst): in order already, or sorted
-        return graph
+        edges, stats = scan_edges(n, src, dst, w, out)
+        return cls(n, edges=edges, labels=labels, sorted=True, stats=stats)   # by (src, dst): in order, or sorted
 
     @classmethod
-    def _from_generated(cls, n, edges, stats: WeightStats, by_source: bool) -> "Graph":
-        """The graph of a generator's ``edges``: distinct, off the diagonal, int64 ids, int64 or
-        float64 weights, whose statistics the generator kept (``stats``), so nothing is scanned
-        again; ``by_source``: sorted by source already."""
-        graph = cls(n, edges=edges)
-        if is_device_array(edges[0]):           # drawn on the GPU: on the host only when asked for
-            graph._device_edges, graph._edges, graph._num_edges = edges, None, int(edges[0].size)
-        graph._stats, graph._sorted = stats, by_source
-        return graph
+    def _of_own_edges(cls, src, dst, weight, n, labels, sorted, stats) -> "Graph":
+        """:meth:`from_edges` of edges in the graph's own form (``stats`` given): only their
+        types, lengths and ``n`` are checked, in O(1).  CuPy arrays (int32 ids, int64 weights:
+        ``generate.erdos_renyi(device=True)``) stay on the device."""
+        on_device = is_device_array(src)
+        edges = (src, dst, weight) if on_device else tuple(np.asarray(a) for a in (src, dst, weight))
+        ids, weights = ((np.int32,), (np.int64,)) if on_device else ((np.int64,), (np.int64, np.float64))
+        if edges[0].dtype not in ids or edges[1].dtype not in ids or edges[2].dtype not in weights \
+                or not edges[0].shape == edges[1].shape == edges[2].shape or edges[0].ndim != 1 or n is None:
+            raise TypeError("edges given with stats= are int64 src and dst and int64 or float64 weights of one "
+                            "length (on a GPU: int32 ids, int64 weights), with n")
+        return cls(n, edges=edges, labels=labels, sorted=sorted, stats=stats)
 
     @classmethod
     def from_dense(cls, matrix, missing=np.inf, labels=None) -> "Graph":
@@ -164,7 +165,7 @@ class Graph:
             matrix = matrix.astype(xp.int64)
         elif xp is np and not numba_readable(matrix.dtype):
             matrix = matrix.astype(np.float64 if matrix.dtype.kind == "f" else np.int64)
-        graph = cls(matrix.shape[0], dense=(matrix, mask), missing=_missing_value(missing, matrix.dtype),
+        graph = cls(matrix.shape[0], dense=(matrix, mask), missing=missing_value(missing, matrix.dtype),
                     labels=labels)
         graph.weight_stats()            # one pass: refuses NaN and -inf, keeps the statistics
         return graph
@@ -176,11 +177,6 @@ class Graph:
 
         if not sp.issparse(sparse):
             raise FloydwarpError(f"from_scipy needs a SciPy sparse matrix, got {type(sparse).__name__}")
-        return cls._from_sparse(sparse, labels)
-
-    @classmethod
-    def _from_sparse(cls, sparse, labels=None) -> "Graph":
-        """:meth:`from_scipy` of a matrix known to be a SciPy sparse one."""
         shape = sparse.shape
         if len(shape) != 2 or shape[0] != shape[1]:
             raise FloydwarpError(f"a sparse graph must be square (n x n); got shape {shape}")
@@ -201,12 +197,12 @@ class Graph:
             own = (src, dst)                    # made here: the graph keeps them
         else:
             coo = sparse if fmt == "coo" else sparse.tocoo()
-            src, dst, data = _index_input(coo.row, "row"), _index_input(coo.col, "col"), coo.data
+            src, dst, data = index_input(coo.row, "row"), index_input(coo.col, "col"), coo.data
             own = (np.empty(src.size, np.int64), np.empty(src.size, np.int64))
-        w = _weight_input(data)
+        w = weight_input(data)
         if w.shape != src.shape:
             raise FloydwarpError(f"the sparse matrix holds {w.size} values for {src.size} stored entries")
-        return cls._from_edge_arrays(n, src, dst, w, (*own, np.empty(w.size, _weight_dtype(w.dtype))), labels)
+        return cls._of_scanned_edges(n, src, dst, w, (*own, np.empty(w.size, weight_dtype(w.dtype))), labels)
 
     @classmethod
     def from_networkx(cls, G, weight: str | None = "weight", nodelist=None, default_weight=1) -> "Graph":
@@ -244,6 +240,19 @@ class Graph:
     @property
     def is_dense(self) -> bool:
         return self._dense is not None
+
+    @property
+    def dense(self):
+        """A dense graph's weight matrix as it was given (NumPy -- a read-only view -- or CuPy),
+        or None for an edge list.  Which entries are no edge: :meth:`missing_mask`."""
+        if self._dense is None:
+            return None
+        matrix = self._dense[0]
+        if type(matrix) is not np.ndarray:
+            return matrix
+        view = matrix.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def num_edges(self) -> int:
@@ -316,7 +325,7 @@ class Graph:
         """Smallest and largest weight and whether all weights are integers."""
         if self._stats is None:
             if self._edges is not None:
-                self._stats = _edge_stats(self.n, self._edges[2])
+                self._stats = edge_stats(self.n, self._edges[2])
             elif is_device_array(self._dense[0]):
                 self._stats, self._num_edges = self._device_stats()
             else:
@@ -324,36 +333,24 @@ class Graph:
         return self._stats
 
     @classmethod
-    def _from_scanned(cls, matrix, parts) -> "Graph":
-        """The graph of a host float64 matrix with ``inf`` for no edge, written by a Numba
-        pass that returned :func:`~floydwarp.graph.kernels.dense_scan`'s answers for it
-        (``parts``, one per row range in order), so it is not read again."""
-        graph = cls(matrix.shape[0], dense=(matrix, None), missing=None)
-        graph._stats, graph._num_edges = graph._stats_of(parts)
-        return graph
+    def from_scanned(cls, matrix, scans) -> "Graph":
+        """The graph of a host float64 matrix (``inf``: no edge) that a pass of graph/kernels.py
+        wrote and checked as it went (floyd_warshall's reader): ``scans`` are the pass's
+        :func:`~floydwarp.graph.kernels.dense_scan` answers, one per row range in order, which
+        hold the weights' statistics and edge count, so the matrix is not read again."""
+        stats, count = scanned_stats(matrix, scans)
+        return cls(matrix.shape[0], dense=(matrix, None), missing=None, stats=stats, num_edges=count)
 
     def _host_stats(self):
         """Validation and statistics of a host matrix in one parallel pass (graph/kernels.py)."""
         matrix, n = self._dense[0], self.n
-        return self._stats_of(team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(),
-                                       threads=team.shares(n, n * n)))
-
-    def _stats_of(self, parts):
-        """(WeightStats, edge count) from dense_scan's answers, or the error for a bad entry."""
-        matrix = self._dense[0]
-        edges, present, lo, hi, integral, bad_i, bad_j = parts[0] if len(parts) == 1 else _joined_scans(parts)
-        if bad_i >= 0:
-            raise FloydwarpError(f"matrix entry [{bad_i}, {bad_j}] has weight {float(matrix[bad_i, bad_j])}: "
-                                 f"weights must be finite numbers")
-        if not present:
-            return WeightStats(self.n, 0, 0, True), 0
-        conv = int if integral else float
-        return WeightStats(self.n, conv(lo), conv(hi), bool(integral)), int(edges)
+        return scanned_stats(matrix, team.run(numba_passes().dense_scan, n, matrix, *self._absent_rule(),
+                                               threads=team.shares(n, n * n)))
 
     def _absent_rule(self):
         """The arguments after the matrix of the Numba passes: (mask, missing, use_missing)."""
         matrix, mask = self._dense
-        mask = _NO_MASK if mask is None else np.asarray(mask, dtype=np.bool_)
+        mask = NO_MASK if mask is None else np.asarray(mask, dtype=np.bool_)
         missing = self._missing
         return mask, matrix.dtype.type(0 if missing is None else missing), missing is not None
 
@@ -372,7 +369,7 @@ class Graph:
         integral, edges = True, 0
         for lo, hi in self.device_bands():
             band, missing = matrix[lo:hi], self.missing_mask(lo, hi)
-            _refuse_bad_weights(xp.where(missing, 0, band), lambda i, lo=lo: f"matrix entry [{lo + i // n}, {i % n}]")
+            refuse_bad_weights(xp.where(missing, 0, band), lambda i, lo=lo: f"matrix entry [{lo + i // n}, {i % n}]")
             w = band[~missing]
             rows = xp.arange(hi - lo)
             diagonal = band[rows, rows + lo]
@@ -386,95 +383,13 @@ class Graph:
         conv = int if integral else float
         return WeightStats(n, conv(low), conv(high), integral), edges
 
-    def to_matrix(self, dtype, inf=None, xp=None):
-        """The initial Floyd-Warshall matrix: weights, INF for no edge, 0 (or a negative self-loop) on the diagonal."""
-        return self.matrix_rows(0, self.n, dtype, inf, xp)
-
-    def write_matrix(self, out, inf, band_bytes=64 << 20):
-        """Write :meth:`to_matrix` into the host n x n array ``out`` (C-ordered rows, its own
-        dtype), in place: a host graph by one pass over bands of about ``band_bytes`` spread
-        over the cores, with no temporaries (so the fresh pages of a large ``out`` are faulted
-        in on every core), a device graph a band at a time through host memory."""
-        n = self.n
-        band = max(1, band_bytes // max(1, n * out.itemsize))
-        if self._dense is not None and is_device_array(self._dense[0]):
-            for lo in range(0, n, band):
-                hi = min(n, lo + band)
-                out[lo:hi] = to_host(self.matrix_rows(lo, hi, out.dtype, inf))
-            return
-        whole = n - n % band                     # the whole bands as the tile rows of one pass, then the rest
-        if whole:
-            self.fill_start(out[:whole].reshape(whole // band, 1, band, n), np.arange(0, whole, band), [0], inf)
-        if whole < n:
-            self.write_rows(out[whole:], whole, inf)
-
-    def write_rows(self, out, lo: int, inf):
-        """Write rows ``lo ..`` of :meth:`to_matrix` of a host graph into the host array ``out``
-        (those rows, C-ordered, in its own dtype) in place, in one pass."""
-        self.fill_start(out.reshape(1, 1, out.shape[0], self.n), [lo], [0], inf)
-
-    def matrix_rows(self, lo: int, hi: int, dtype, inf=None, xp=None):
-        """Rows lo..hi-1 of :meth:`to_matrix` without building the rest, so that a matrix
-        larger than memory can be written out a band of rows at a time."""
-        from ..numeric import cast_distances, inf_of
-
-        dtype = np.dtype(dtype)
-        inf = inf_of(dtype) if inf is None else inf
-        on_device = self._dense is not None and is_device_array(self._dense[0])
-        if not on_device and (self._dense is not None or xp is None or xp is np):
-            out = np.empty((hi - lo, self.n), dtype)
-            self.write_rows(out, lo, inf)
-            return out if xp is None or xp is np else xp.asarray(out)
-        rows = np.arange(lo, hi)
-        if on_device:
-            matrix = self._dense[0]
-            mxp = array_module(matrix)
-            xp = mxp if xp is None else xp
-            band, gone = matrix[lo:hi], self.missing_mask(lo, hi)
-            # weights the dtype choice has checked; cast before inserting INF (a float64 round trip
-            # would round int64's INF up past the overflow-safe value)
-            out = xp.asarray(cast_distances(band, None, dtype, inf, unreachable=gone))
-            r, c = xp.asarray(rows - lo), xp.asarray(rows)
-            out[r, c] = xp.minimum(out[r, c], 0)
-            return out
-        out = xp.full((hi - lo, self.n), inf, dtype=dtype)
-        out[xp.asarray(rows - lo), xp.asarray(rows)] = 0
-        src, dst, w = self.edges_of_rows(lo, hi)
-        # edges are distinct (no write conflicts); a negative self-loop overrides the 0
-        out[xp.asarray(src - lo), xp.asarray(dst)] = xp.asarray(w).astype(dtype)
-        return out
-
-    def fill_start(self, out, row0, col0, inf, pred=None, col_tile=None):
-        """Write the start matrix into host arrays in one parallel pass (graph/kernels.py):
-        entry ``(row0[li] + r, col0[lj] + c)`` into ``out[li, lj, r, c]`` and, when given, its
-        initial predecessor into ``pred[li, lj, r, c]``; indices past n are padding (INF, 0 on
-        the diagonal).  ``col0`` holds multiples of the tile width ``out.shape[3]``;
-        ``col_tile`` is its ``tiling.column_tiles`` where the caller keeps it (built here
-        when not given)."""
-        kernels = numba_passes()
-        row0, col0 = _int64_vector(row0), _int64_vector(col0)
-        with_pred = pred is not None
-        pred = pred if with_pred else _NO_PRED
-        if self._dense is not None:
-            matrix = to_host(self._dense[0])
-            rows = out.shape[0] * out.shape[2]
-            team.run(kernels.dense_tiles, rows, matrix, *self._absent_rule(), row0, col0, inf, out, pred, with_pred,
-                     threads=team.shares(rows, out.size))
-            return
-        src, dst, w = self._sorted_edges()
-        if col_tile is None:
-            from ..tiling import column_tiles
-            col_tile = column_tiles(self.n, col0, out.shape[3])
-        team.run(kernels.edge_tiles, out.shape[0], src, dst, w, self.n, row0, col0, col_tile, inf, out,
-                 pred, with_pred, threads=team.shares(out.shape[0], out.size + src.size))
-
     def _sorted_edges(self):
         """The edges, sorted by (source, target) (kept sorted once sorted)."""
         if not self._sorted:
             src, dst, w = self.edges()
-            if not numba_passes().edges_in_order(src, dst, self.n):
-                self._edges = _new_edge_arrays(src.size, w.dtype)
-                _sort_edges(self.n, (src, dst, w), _new_edge_arrays(src.size, w.dtype), self._edges)
+            if not edge_passes().edges_in_order(src, dst, self.n):
+                self._edges = new_edge_arrays(src.size, w.dtype)
+                sort_edges(self.n, (src, dst, w), new_edge_arrays(src.size, w.dtype), self._edges)
             self._sorted = True
         return self._edges
 
@@ -489,214 +404,5 @@ class Graph:
         return f"Graph(n={self.n}, edges={self.num_edges})"
 
 
-# ---------------------------------------------------------------------- helpers
 #: entries of a device matrix read at a time (Graph.device_bands)
 DEVICE_BAND_ENTRIES = 1 << 27
-#: the Numba passes' "no mask"
-_NO_MASK = np.zeros((0, 0), np.bool_)
-#: their "no predecessors"
-_NO_PRED = np.zeros((0, 0, 0, 0), np.int32)
-
-
-def _int64_vector(a) -> np.ndarray:
-    """``a`` as an int64 NumPy array (itself when it is one already)."""
-    return a if type(a) is np.ndarray and a.dtype == np.int64 else np.asarray(a, dtype=np.int64)
-
-
-def _index_input(a, name):
-    """Vertex ids as a 1-D array of an integer type the Numba passes read: the caller's array
-    itself where it is one (the edge scan converts as it reads), else a new int64 array
-    (integral floats, other byte orders)."""
-    arr = np.asarray(a)
-    if arr.ndim != 1:
-        raise FloydwarpError(f"{name} must be a 1-D array of vertex ids; got shape {arr.shape}")
-    if arr.size == 0:
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.floor(arr)):
-            i = int(np.flatnonzero(~np.isfinite(arr) | (arr != np.floor(arr)))[0])
-            raise FloydwarpError(f"edge {i}: {name} vertex id {arr[i]!r} is not an integer")
-    elif arr.dtype.kind not in "iu":
-        raise FloydwarpError(f"{name} vertex ids must be integers; got dtype {arr.dtype}")
-    return arr if arr.dtype.kind in "iu" and numba_readable(arr.dtype) else arr.astype(np.int64)
-
-
-def _weight_input(a):
-    """Edge weights as an array the Numba passes read: the caller's array itself where it is
-    one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that
-    int64 does not hold)."""
-    arr = np.asarray(a)
-    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
-        # the graph keeps integer weights as int64, where these would wrap negative: float64, as SciPy reads them
-        return arr.astype(np.float64)
-    if arr.dtype.kind in "iuf" and numba_readable(arr.dtype):
-        return arr
-    if arr.dtype.kind in "biu":
-        return arr.astype(np.int64)
-    try:
-        return arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
-
-
-def _weight_dtype(dtype):
-    """The type a graph keeps weights of ``dtype`` in: float64 for reals, else int64."""
-    return np.dtype(np.float64 if dtype.kind == "f" else np.int64)
-
-
-def _new_edge_arrays(m, weight_dtype):
-    """New (src, dst, weight) arrays for m edges, as a graph keeps them."""
-    return np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, _weight_dtype(weight_dtype))
-
-
-@functools.cache
-def numba_passes():
-    from . import kernels
-
-    return kernels
-
-
-def numba_readable(dtype) -> bool:
-    """True for the dtypes the Numba passes read as they are (not float16, not byte-swapped)."""
-    return dtype.isnative and (dtype.kind in "iu" or dtype.char in "fd")
-
-
-def _missing_value(missing, dtype):
-    """``missing`` as a value of the matrix dtype, or None when no entry can equal it
-    (NaN, +inf -- absent anyway in floats --, or a value an integer dtype cannot hold)."""
-    if missing is None:
-        return None
-    value = float(missing)
-    if math.isnan(value) or value == math.inf:
-        return None
-    if dtype.kind in "iu":
-        if math.isinf(value):
-            return None
-        info = np.iinfo(dtype)
-        if not value.is_integer() or not info.min <= value <= info.max:
-            return None
-        return dtype.type(int(value))
-    return dtype.type(missing)
-
-
-def _joined_scans(parts):
-    """One answer of dense_scan (graph/kernels.py) from those of consecutive row ranges: the
-    first bad entry in row order, else the counts summed and the extremes of all."""
-    edges, present, lo, hi, integral = 0, False, 0, 0, True
-    for part_edges, part_present, a, b, whole, bad_i, bad_j in parts:
-        if bad_i >= 0:
-            return edges, present, lo, hi, integral, bad_i, bad_j
-        edges += part_edges
-        if part_present:
-            lo, hi = (min(lo, a), max(hi, b)) if present else (a, b)
-            present = True
-        integral = integral and whole
-    return edges, present, lo, hi, integral, -1, -1
-
-
-def _joined_edge_scans(parts):
-    """One answer of edge_scan (graph/kernels.py) from those of consecutive edge ranges."""
-    bad_src = bad_dst = bad_w = -1
-    bad_srcs = bad_dsts = dropped = 0
-    ordered, kept, integral = True, False, True
-    first_key = last_key = -1
-    lo = hi = 0
-    for p_bad_src, p_bad_srcs, p_bad_dst, p_bad_dsts, p_bad_w, p_dropped, p_ordered, p_first, p_last, p_lo, p_hi, \
-            p_integral, p_kept in parts:
-        bad_src = p_bad_src if bad_src < 0 else bad_src
-        bad_dst = p_bad_dst if bad_dst < 0 else bad_dst
-        bad_w = p_bad_w if bad_w < 0 else bad_w
-        bad_srcs, bad_dsts, dropped = bad_srcs + p_bad_srcs, bad_dsts + p_bad_dsts, dropped + p_dropped
-        ordered = ordered and p_ordered
-        if p_kept:
-            if kept:
-                ordered = ordered and last_key < p_first
-                lo, hi = min(lo, p_lo), max(hi, p_hi)
-            else:
-                first_key, lo, hi, kept = p_first, p_lo, p_hi, True
-            last_key = p_last
-            integral = integral and p_integral
-    return (bad_src, bad_srcs, bad_dst, bad_dsts, bad_w, dropped, ordered, first_key, last_key, lo, hi, integral,
-            kept)
-
-
-def _edge_stats(n, w) -> WeightStats:
-    if w.size == 0:
-        return WeightStats(n, 0, 0, True)
-    if w.dtype.kind in "iu":
-        return WeightStats(n, int(w.min()), int(w.max()), True)
-    lo, hi, integral = numba_passes().weight_scan(w)
-    conv = int if integral else float
-    return WeightStats(n, conv(lo), conv(hi), bool(integral))
-
-
-def _refuse_bad_weights(w, where):
-    """Refuse NaN and -inf (+inf is "no edge" only where a matrix says so)."""
-    xp = array_module(w)
-    if w.dtype.kind != "f":
-        return
-    bad = xp.isnan(w) | xp.isinf(w)
-    if bool(bad.any()):
-        flat = int(xp.flatnonzero(bad.ravel())[0])
-        value = float(w.ravel()[flat])
-        raise FloydwarpError(f"{where(flat)} has weight {value}: weights must be finite numbers")
-
-
-def _kept_edges(parts, m, src, dst, w):
-    """The edges edge_scan kept, from its answers for consecutive shares of the ``m`` edges
-    (each share's kept edges lie at its front)."""
-    if len(parts) == 1:
-        kept = m - parts[0][5]
-        return src[:kept], dst[:kept], w[:kept]
-    bounds = team.share_bounds(m, len(parts))
-    ranges = [(a, b - part[5]) for part, a, b in zip(parts, bounds, bounds[1:])]
-    return tuple(np.concatenate([x[a:b] for a, b in ranges]) for x in (src, dst, w))
-
-
-def _sorted_lightest_edges(n, edges):
-    """The graph's edges and weight statistics from its own edge arrays in any order: sorted
-    by (source, target) in place, then each run of parallel edges made one of the run's
-    smallest weight, written into new arrays (the sort's scratch), both split over the cores."""
-    m, kernels = edges[0].size, numba_passes()
-    out = _new_edge_arrays(m, edges[2].dtype)
-    _sort_edges(n, edges, out, edges)
-    parts = team.shares(m, 2 * m)
-    bounds = np.asarray(team.share_bounds(m, parts), np.int64)
-    at = np.zeros(parts, np.int64)
-    if parts > 1:                       # where each part's runs go: after those of the parts before
-        team.run(kernels.run_starts, parts, edges[0], edges[1], bounds, at, threads=parts)
-        at = np.cumsum(at) - at
-    answers = [a for a in team.run(kernels.lightest_parallel_edges, parts, *edges, bounds, at, *out,
-                                   threads=parts) if a[3]]          # the parts that wrote edges
-    count = sum(a[3] for a in answers)
-    stats = _stats_of_kept(n, min((a[0] for a in answers), default=0), max((a[1] for a in answers), default=0),
-                           all(a[2] for a in answers), count > 0)
-    return tuple(a[:count] for a in out), stats
-
-
-def _stats_of_kept(n, lo, hi, integral, kept) -> WeightStats:
-    """The statistics of the weights a pass kept: the smallest, the largest, whether all are
-    integers (and nothing but n when none was kept)."""
-    if not kept:
-        return WeightStats(n, 0, 0, True)
-    conv = int if integral else float
-    return WeightStats(n, conv(lo), conv(hi), bool(integral))
-
-
-def _sort_edges(n, edges, tmp, out):
-    """``edges`` (src, dst, weight) sorted by (source, target) into ``out`` (which may be
-    ``edges``), by two stable counting sorts, by target into ``tmp`` and then by source, each
-    split over the cores in parts whose counts give each part its places: O(n + m), where
-    NumPy's argsort of the keys and the gathers after it took 6x as long on 10.7 million
-    edges (2-core box), 10x on 16 cores."""
-    m, kernels = edges[0].size, numba_passes()
-    parts = team.shares(m, 4 * m)
-    counts = np.empty((parts, n), np.int64)
-    if parts == 1:
-        kernels.sort_edges_in_one_part(*edges, n, *tmp, *out, counts)
-        return
-    bounds = np.asarray(team.share_bounds(m, parts), np.int64)
-    for keys, source, into in ((edges[1], edges, tmp), (tmp[0], tmp, out)):
-        team.run(kernels.key_counts, parts, keys, bounds, counts, threads=parts)
-        kernels.key_places(counts)
-        team.run(kernels.scatter_by_key, parts, keys, bounds, counts, *source, *into, threads=parts)

@@ -2,7 +2,7 @@
 
 Edge lists hold integer ids and integer or decimal weights.  These passes read a file's
 records in two passes over its bytes, each split into parts at line ends and run by
-cpu/team.py: the first checks every line (blank, or ``ncols`` number tokens) and counts the
+team.py: the first checks every line (blank, or ``ncols`` number tokens) and counts the
 records of each part, noting whether any token is a real; the second writes the values into
 their places, int64 when every token is an integer, else float64 -- what _text.py's NumPy
 reader returns.
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..cpu import team
+from .. import team
 
 #: The most digits an integer token may have here (10^18 - 1 < 2^63).
 MAX_DIGITS = 18

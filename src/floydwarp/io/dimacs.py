@@ -80,10 +80,12 @@ def _problem_line(path, data):
             continue
         if line[:1] != b"p":
             raise FloydwarpError(
-                f"{path}: line {lineno}: expected the problem line 'p sp n m' before any arc, found {_text.show(line[:30])}")
+                f"{path}: line {lineno}: expected the problem line 'p sp n m' before any arc, "
+                f"found {_text.show(line[:30])}")
         match = _PROBLEM.match(line)
         if not match or match.group(1) != b"sp":
-            raise FloydwarpError(f"{path}: line {lineno}: malformed problem line {_text.show(line)}; expected 'p sp n m'")
+            raise FloydwarpError(f"{path}: line {lineno}: malformed problem line {_text.show(line)}; "
+                                 "expected 'p sp n m'")
         if not (_text.is_integer(match.group(2)) and _text.is_integer(match.group(3))):
             raise FloydwarpError(f"{path}: line {lineno}: n and m in {_text.show(line)} must be integers")
         n, m = int(match.group(2)), int(match.group(3))

@@ -232,7 +232,8 @@ def _read_labelled(path, data, ncols, undirected, force_int):
         except ValueError:
             r = next(i for i, t in enumerate(wtok.tolist()) if not _text.is_number(t))
             raise FloydwarpError(
-                f"{path}: line {_text.record_line(data, ncols, r)}: weight {_text.show(wtok[r])} is not a number") from None
+                f"{path}: line {_text.record_line(data, ncols, r)}: weight {_text.show(wtok[r])} "
+                "is not a number") from None
         _text.refuse_nonfinite(weight, path, lambda r: _text.record_line(data, ncols, r), "weight")
         if np.all(weight == np.round(weight)) and np.all(np.abs(weight) < 2 ** 53):
             weight = weight.astype(np.int64)
@@ -278,7 +279,8 @@ def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
         raise FloydwarpError(f"{path}: line {lines[0]}: expected 'source target [weight]', found {ncols} fields")
     for row, ln in zip(rows, lines):
         if len(row) != ncols:
-            raise FloydwarpError(f"{path}: line {ln}: expected {ncols} fields ({' '.join(COLUMNS[:ncols])}), found {len(row)}")
+            raise FloydwarpError(f"{path}: line {ln}: expected {ncols} fields ({' '.join(COLUMNS[:ncols])}), "
+                                 f"found {len(row)}")
     names = [f for row in rows for f in row[:2]]
     numeric_ids = labels is not True and all(re.fullmatch(r"[+-]?\d+", f) for f in names)
     if labels is False and not numeric_ids:
@@ -304,7 +306,8 @@ def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
         ids = np.asarray([int(f) for f in names], dtype=np.int64)
         if ids.size and ids.min() < 0:
             bad = int(np.flatnonzero(ids < 0)[0])
-            raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {ids[bad]} is negative (ids are indices 0..n-1)")
+            raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {ids[bad]} is negative "
+                                 "(ids are indices 0..n-1)")
         top = int(ids.max(initial=-1)) + 1
         if n is not None and top > n:
             bad = int(np.flatnonzero(ids >= n)[0])

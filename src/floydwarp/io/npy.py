@@ -38,19 +38,17 @@ def load_array(path: Path, what: str = "array"):
 def save(fh, array) -> None:
     """``np.save(fh, array)`` for a NumPy or CuPy array: a device array's bytes go from the
     device through pinned buffers straight into the file, never whole into host memory."""
-    from ..arrays import is_device_array, to_host
+    from ..arrays import device_helper, is_device_array, to_host
 
     if not is_device_array(array) or array.size == 0:
         np.save(fh, to_host(array), allow_pickle=False)
         return
-    from ..gpu.transfer import to_file
-
     array = array if array.flags.c_contiguous else array.copy()
     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(array.dtype)), "fortran_order": False,
               "shape": tuple(array.shape)}
     np.lib.format.write_array_header_1_0(fh, header)
     fh.flush()
-    to_file(array, fh.fileno(), fh.tell())
+    device_helper("to_file")(array, fh.fileno(), fh.tell())
 
 
 def read(path) -> Graph:

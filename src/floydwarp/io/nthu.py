@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import FloydwarpError
 from ..graph import Graph
-from ..numeric import NotRepresentable, cast_distances
+from ..casts import NotRepresentable, cast_distances
 from .atomic import atomic_path
 
 IN_EXTENSIONS = (".in",)
@@ -55,7 +55,8 @@ def read(path) -> Graph:
         whole = (size - 8) // 12
         raise FloydwarpError(
             f"{path}: truncated at byte {size}: the header says E = {e} ({expected} bytes) "
-            f"but the file holds {whole} whole edge(s)" + (f" and {(size - 8) % 12} stray byte(s)" if (size - 8) % 12 else ""))
+            f"but the file holds {whole} whole edge(s)"
+            + (f" and {(size - 8) % 12} stray byte(s)" if (size - 8) % 12 else ""))
     if size > expected:
         raise FloydwarpError(
             f"{path}: byte {expected}: the header says E = {e} ({expected} bytes) "
@@ -90,7 +91,8 @@ def write(graph: Graph, path, *, inputs=()):
     big = np.flatnonzero((w < info.min) | (w > info.max))
     if big.size:
         i = int(big[0])
-        raise FloydwarpError(f"cannot write {path}: weight {w[i]!r} of edge {int(src[i])} -> {int(dst[i])} does not fit int32")
+        raise FloydwarpError(f"cannot write {path}: weight {w[i]!r} of edge {int(src[i])} -> {int(dst[i])} "
+                             "does not fit int32")
     out = np.empty((src.size, 3), dtype=_I32)
     out[:, 0], out[:, 1], out[:, 2] = src, dst, w
     with atomic_path(path, inputs=inputs) as tmp, open(tmp, "wb") as fh:

@@ -40,7 +40,8 @@ def write_npz(result, path, *, inputs=()):
         try:
             result.save(tmp)
         except TypeError as exc:        # labels that JSON cannot hold
-            raise FloydwarpError(f"cannot write {path}: vertex labels must be numbers, strings or tuples ({exc})") from None
+            raise FloydwarpError(f"cannot write {path}: vertex labels must be numbers, strings or tuples "
+                                 f"({exc})") from None
     return path
 
 
@@ -82,7 +83,8 @@ def npy_sidecar(meta_path, *, n, dtype, inf, has_pred, labels=None, backend="", 
     try:
         return json.dumps(meta, indent=1)
     except TypeError as exc:
-        raise FloydwarpError(f"cannot write {meta_path}: labels or metadata are not JSON-serializable ({exc})") from None
+        raise FloydwarpError(f"cannot write {meta_path}: labels or metadata are not JSON-serializable "
+                             f"({exc})") from None
 
 
 @contextlib.contextmanager
@@ -138,7 +140,8 @@ def read_npy(path):
     n = int(meta["n"])
     dist = load_array(dist_path, "distance matrix")
     if dist.shape != (n, n) or dist.dtype != dtype:
-        raise FloydwarpError(f"{dist_path}: holds {dist.dtype} {dist.shape}, but {meta_path.name} says {dtype} ({n}, {n})")
+        raise FloydwarpError(f"{dist_path}: holds {dist.dtype} {dist.shape}, "
+                             f"but {meta_path.name} says {dtype} ({n}, {n})")
     pred = None
     if meta.get("pred"):
         pred_file = meta_path.with_name(meta["pred"])

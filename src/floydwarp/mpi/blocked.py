@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import checkpoint, schedule
 from ..errors import FloydwarpError
+from ..options import CHECKPOINT, GRID, LOOKAHEAD
 from ..plan import EngineOutput
 from ..grid import ProcessGrid
 from ..registry import register
@@ -48,7 +49,7 @@ class BlockCyclic:
 
     def close_pivot(self, r):
         """Phase 1 on the pivot's owner, then the pivot along its process row and column."""
-        from ..cpu.kernels import fw_tile, fw_tile_pred
+        from ..cpu.steps import fw_tile, fw_tile_pred
 
         g, bs, L, P = self.grid, self.bs, self.local, self.plocal
         li, lj = g.local_row(r), g.local_col(r)
@@ -172,7 +173,7 @@ def _gather_tiles(comm, grid, local, n, bs, dtype, root=0):
     return np.ascontiguousarray(full[:n, :n])
 
 
-@register("mpi", "blocked-2d", default=True)
+@register("mpi", "blocked-2d", default=True, options={**GRID, **LOOKAHEAD, **CHECKPOINT})
 def blocked_2d(graph, plan) -> EngineOutput:
     """2D block-cyclic blocked Floyd-Warshall with lookahead (MPI + Numba)."""
     comm = mpi_util.world()

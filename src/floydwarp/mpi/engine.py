@@ -49,7 +49,7 @@ even when the result would fit.  A result that fits nowhere is refused before th
 from __future__ import annotations
 
 from ..registry import register_backend
-from . import blocked, comm, gpu, rows  # noqa: F401 -- each registers its algorithms
+from . import blocked, comm, gpu, output, rows  # noqa: F401 -- each registers its algorithms
 
 register_backend("mpi", "MPI processes (mpiexec -n P): 2D block-cyclic tiles, Numba on each rank",
-                 probe=comm.probe)
+                 probe=comm.probe, options=output.OPTIONS)

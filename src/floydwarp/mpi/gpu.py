@@ -13,6 +13,7 @@ from ..multigpu import blocks
 from ..multigpu import rank as gpu_rank
 from ..multigpu.control import MpiControl
 from ..multigpu.partition import choose_grid
+from ..options import GRID
 from ..plan import EngineOutput
 from ..registry import register
 from . import comm as mpi_util
@@ -122,13 +123,13 @@ def gather_to_root(comm, L, part, grid, dtype, root=0):
     return full
 
 
-@register("mpi", "gpu-2d", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)
+@register("mpi", "gpu-2d", predecessors=False, dtypes=gpu_rank.GPU_DTYPES, options={**gpu_rank.OPTIONS, **GRID})
 def gpu_2d(graph, plan) -> EngineOutput:
     """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
     return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan))
 
 
-@register("mpi", "gpu-rows", predecessors=False, dtypes=gpu_rank.GPU_DTYPES)
+@register("mpi", "gpu-rows", predecessors=False, dtypes=gpu_rank.GPU_DTYPES, options=gpu_rank.OPTIONS)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
     return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan, gpu_rank.ROWS_WIDTH), (mpi_util.world().Get_size(), 1))

@@ -67,6 +67,13 @@ def result_bytes(n: int, dtype, predecessors: bool) -> int:
     return int(n) * int(n) * (np.dtype(dtype).itemsize + (4 if predecessors else 0))
 
 
+#: the solve options of every mpi algorithm (mpi/engine.py declares them)
+OPTIONS = {
+    "parallel_write": "True: write into output_file even when rank 0 could gather; False: never (default: "
+                      "only when the result does not fit in rank 0's memory)",
+}
+
+
 def choose_target(comm, plan) -> Path | None:
     """Decide, before any computing and alike on every rank, where the result goes.
 
@@ -238,7 +245,7 @@ def _write_own_parts(temps, parts):
 
 def _band_has_loops(comm, pred_tmp, n) -> bool:
     """Whether a predecessor row in this rank's band of rows loops (each row is checked alone)."""
-    from ..cpu.kernels import pred_rows_with_cycles
+    from ..passes import pred_rows_with_cycles
 
     size, rank = comm.Get_size(), comm.Get_rank()
     lo, hi = n * rank // size, n * (rank + 1) // size

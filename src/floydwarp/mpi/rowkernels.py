@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from ..cpu.kernels import PRANGE_ONLY, relax_row, relax_row_pred
+from ..cpu.steps import relax_row, relax_row_pred
+from ..jit import PRANGE_ONLY
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from ..cpu.kernels import PRANGE_ONLY, clamp_below, copy_of, minplus, minplus_pred
+from ..cpu.kernels import clamp_below, copy_of, minplus, minplus_pred
+from ..jit import PRANGE_ONLY
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)

@@ -20,9 +20,16 @@ width), ``timeout`` (seconds every GPU's thread has to reach a meeting once one 
 """
 from __future__ import annotations
 
+from ..options import GRID
 from ..plan import EngineOutput
 from ..registry import register, register_backend
 from . import p2p, rank, threads  # noqa: F401 -- p2p registers rows-p2p
+
+#: the solve options of the algorithms run by a thread a GPU
+THREAD_OPTIONS = {
+    **rank.OPTIONS,
+    "timeout": f"seconds every GPU's thread has to reach a meeting once one has (default {threads.DEFAULT_TIMEOUT:g})",
+}
 
 
 def probe() -> str | None:
@@ -32,16 +39,18 @@ def probe() -> str | None:
 
 
 register_backend("multigpu", "Several GPUs of one node: a thread per GPU, panels by peer-to-peer copies "
-                 "(floydwarp solve --gpus N)", probe=probe)
+                 "(floydwarp solve --gpus N)", probe=probe,
+                 options={"gpus": "how many GPUs (default: every visible one)"})
 
 
-@register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=rank.GPU_DTYPES)
+@register("multigpu", "gpu-2d", default=True, predecessors=False, dtypes=rank.GPU_DTYPES,
+          options={**THREAD_OPTIONS, **GRID})
 def gpu_2d(graph, plan) -> EngineOutput:
     """A thread per GPU: 2D blocks, wide panels copied peer to peer, lookahead (distances only)."""
     return threads.run_threads(graph, plan, rank.width_of(plan))
 
 
-@register("multigpu", "gpu-rows", predecessors=False, dtypes=rank.GPU_DTYPES)
+@register("multigpu", "gpu-rows", predecessors=False, dtypes=rank.GPU_DTYPES, options=THREAD_OPTIONS)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows, a thread per GPU, a 64-row panel copied peer to peer per round (distances only)."""
     return threads.run_threads(graph, plan, rank.width_of(plan, rank.ROWS_WIDTH), (rank.gpu_count(plan), 1))

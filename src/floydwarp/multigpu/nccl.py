@@ -42,7 +42,8 @@ def probe() -> str | None:
             nccl = importlib.reload(nccl)
     except ImportError:
         if not _preload_wheel_nccl():
-            return "CuPy's NCCL bindings cannot be imported and no NCCL wheel is installed (pip install nvidia-nccl-cu12)"
+            return ("CuPy's NCCL bindings cannot be imported and no NCCL wheel is installed "
+                    "(pip install nvidia-nccl-cu12)")
         try:
             from cupy.cuda import nccl
         except Exception as exc:  # noqa: BLE001

@@ -38,6 +38,7 @@ import numpy as np
 from .. import checkpoint, numeric, schedule
 from ..errors import FloydwarpError
 from ..gpu.panel import Arith, band_skip, row_bands
+from ..options import LOOKAHEAD
 from ..grid import ProcessGrid
 from . import blocks, nccl
 from .control import Control
@@ -255,6 +256,15 @@ class Gpu2D:
 
 
 # ------------------------------------------------------------------------ setup and the whole run
+#: the solve options of a rank's rounds (multigpu/engine.py and mpi/gpu.py declare them)
+OPTIONS = {
+    **LOOKAHEAD,
+    "reserve_sms": "SMs phase 3 leaves to the broadcasts on the side stream (default 0: it takes every SM)",
+    "rest_bands": "bands of rows the rest of a round's phase 3 is issued in (default 1: one product)",
+    "timeline": "True: record every stream's operations with CUDA events (metadata['timeline'])",
+}
+
+
 def width_of(plan, default=DEFAULT_WIDTH) -> int:
     w = int(plan.block_size or default)
     if w <= 0 or w % UNIT:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 
+from ..options import refused
 from .graph import nx_graph
 
 #: NetworkX dispatch name -> implementation
@@ -39,9 +40,18 @@ def implements(*, cannot=None, slower=None):
 
 
 def _bound(name, args, kwargs):
-    """The call's arguments by parameter name (defaults filled in), or a reason it cannot bind."""
+    """The call's arguments by parameter name (defaults filled in), or a reason it cannot bind.
+
+    A keyword the function does not take raises :class:`~floydwarp.errors.OptionError` (a
+    TypeError listing those it takes), as ``solve`` does, rather than handing the call to
+    NetworkX, whose own function would refuse it too."""
+    func = IMPLEMENTATIONS[name]
+    signature = inspect.signature(func)
+    unknown = [key for key in kwargs if key not in signature.parameters]
+    if unknown:
+        raise refused(func, unknown)
     try:
-        bound = inspect.signature(IMPLEMENTATIONS[name]).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as exc:
         return None, f"the arguments do not match {name}'s signature ({exc})"
     bound.apply_defaults()

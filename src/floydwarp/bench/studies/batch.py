@@ -120,7 +120,8 @@ def run(config, *, command=None, on_record=None) -> dict:
         for method, loop in loops.items():
             if loop is None:
                 loop_records[method] = emit({**base, "method": method, "backend": "cpu", "status": "skipped",
-                                             "note": graphormer_note or "no Graphormer algos module: -O graphormer=PATH"})
+                                             "note": graphormer_note
+                                             or "no Graphormer algos module: -O graphormer=PATH"})
                 continue
             loop_records[method] = emit(_loop_record(method, loop, edge_index, ptr, timed, reference, config, base))
         for rec in [r for r, _ in done.values()] + list(loop_records.values()):

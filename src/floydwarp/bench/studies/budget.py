@@ -88,7 +88,8 @@ def memory_limits(backend, dtype, env, config) -> list[dict]:
         max_n = int(math.isqrt(int(available / per))) if available else None
         out.append({"backend": backend, "dtype": dtype, "pool": text, "available_bytes": available,
                     "bytes_per_entry": per, "model": model, "max_n": max_n,
-                    "matrix_only_max_n": int(math.isqrt(int(available / np.dtype(dtype).itemsize))) if available else None})
+                    "matrix_only_max_n":
+                        int(math.isqrt(int(available / np.dtype(dtype).itemsize))) if available else None})
     return out
 
 
@@ -191,7 +192,8 @@ def run(config, *, command=None, on_record=None) -> dict:
                     graph = graphs.get(n, backend)
                     rec = {"n": n, "backend": backend, "algorithm": algorithm, "dtype": dtype, "budget_s": budget,
                            "phase": phase, "seed": config.seed, "percent": config.percent,
-                           "graph": graphs.source(backend), "graph_s": graphs.generation_s.get((n, graphs.source(backend)))}
+                           "graph": graphs.source(backend),
+                           "graph_s": graphs.generation_s.get((n, graphs.source(backend)))}
                     try:
                         t0 = time.perf_counter()
                         result = fw.solve(graph, **kwargs)
@@ -208,7 +210,8 @@ def run(config, *, command=None, on_record=None) -> dict:
                               "note": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"})
                         return None
                     compute = result.compute_time
-                    emit({**rec, "status": "ok", "note": "", "time_s": wall, "compute_s": compute, "compile_s": compiled,
+                    emit({**rec, "status": "ok", "note": "", "time_s": wall, "compute_s": compute,
+                          "compile_s": compiled,
                           "stages_s": dict(result.timings), "within": wall <= budget,
                           "relaxations_per_s": float(n) ** 3 / compute if compute > 0 else None})
                     del result

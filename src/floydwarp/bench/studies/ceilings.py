@@ -63,7 +63,7 @@ def measure_cpu(dtypes=CPU_DTYPES, env=None) -> dict:
     for dt in dtypes:
         try:
             rates[dt] = microbench.addmin_rate(dt)
-        except Exception as exc:                     # a dtype Numba cannot vectorize here
+        except Exception as exc:  # noqa: BLE001 -- a dtype Numba cannot vectorize here: warned, None
             rates[dt] = None
             common.warn(f"cpu add-min {dt}: {type(exc).__name__}: {exc}")
     return {"backend": "cpu", "device": (env or {}).get("cpu") or cpu_model(), "status": "ok", "note": "",

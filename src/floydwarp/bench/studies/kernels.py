@@ -3,7 +3,7 @@
 Seed 000 figures 4-6, seed 001's GOPS.  Runs on the backend asked for (default
 ``gpu``; without a GPU that is a one-line error, and ``--backend cpu`` runs the CPU
 algorithms).  Bytes moved come from the traffic model each implementation registers
-(``impl.options["bytes_moved"](n, itemsize, block_size)``; the cpu algorithms get the
+(``impl.bytes_moved(n, itemsize, block_size)``; the cpu algorithms get the
 bench's blocked / per-k-sweep models), so GB/s = model bytes / compute time, and the
 percentages are of the ceilings study's copy bandwidth and add-min rate -- measured
 now when no ceilings JSON is given or found.

@@ -139,7 +139,7 @@ def run(config, *, command=None, on_record=None) -> dict:
                        "repeats": config.repeats, "graph_build_s": build_s,
                        "solver_backend": nx_graph_module.SOLVER_BACKEND, "status": "ok", "note": ""}
                 try:
-                    first_s, fw_s, got, first_stages, stages = _staged(lambda: func(G, backend="floydwarp"),
+                    first_s, fw_s, got, first_stages, stages = _staged(lambda G=G: func(G, backend="floydwarp"),
                                                                        config.repeats)
                 except Exception as exc:  # noqa: BLE001 -- recorded; the study goes on
                     rec.update(status="error", note=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
@@ -159,7 +159,7 @@ def run(config, *, command=None, on_record=None) -> dict:
                 else:
                     equal = all(got[v] == value for v, value in zip(sample, values))
                 if predicted <= config.max_seconds:
-                    nx_s, want = _timed(lambda: func(G, backend="networkx"), 1)
+                    nx_s, want = _timed(lambda G=G: func(G, backend="networkx"), 1)
                     equal = equal and got == want
                     rec.update(networkx_s=nx_s, networkx_measured="full call")
                 else:

@@ -216,7 +216,8 @@ def summary_lines(data) -> list[str]:
         top = mine[-1]
         if top.get("efficiency") is None:
             continue
-        share = f", communication {percent_cell(top['comm_share'])} of compute" if top.get("comm_share") is not None else ""
+        share = (f", communication {percent_cell(top['comm_share'])} of compute"
+                 if top.get("comm_share") is not None else "")
         lines.append(f"{key[0]} {key[1]}: {top['ranks']} ranks at n = {top['n']:,}: speedup "
                      f"{ratio_cell(top['speedup'])}, efficiency {percent_cell(top['efficiency'])}{share}")
     s = data.get("summary") or {}

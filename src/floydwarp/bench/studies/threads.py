@@ -70,7 +70,8 @@ def run(config, *, command=None, on_record=None) -> dict:
                     if base is None:
                         base = rec
                     rec["baseline_threads"] = base["threads"]
-                    rec["speedup"] = base["compute_s"] * base["threads"] / rec["compute_s"] if rec["compute_s"] else None
+                    rec["speedup"] = (base["compute_s"] * base["threads"] / rec["compute_s"]
+                                      if rec["compute_s"] else None)
                     rec["efficiency"] = rec["speedup"] / t if rec["speedup"] else None
                     rec["wall_speedup"] = base["time_s"] * base["threads"] / rec["time_s"] if rec["time_s"] else None
                 emit(rec)

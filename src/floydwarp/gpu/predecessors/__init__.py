@@ -15,6 +15,11 @@ from . import keyed, witness
 #: how ``fast`` computes predecessors (options["predecessor_method"]; by default the
 #: ones that apply, fastest first, then "blocked")
 METHODS = ("keyed", "witness", "blocked")
+#: the solve option of fast's predecessors (fast.py declares it)
+OPTIONS = {
+    "predecessor_method": f"how fast computes predecessors: {', '.join(repr(m) for m in METHODS)} (default: the "
+                          "ones that apply, fastest first)",
+}
 
 
 def attempts(ctx, distances):

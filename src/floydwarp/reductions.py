@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .kernels import PRANGE_ONLY
+from .jit import PRANGE_ONLY
 
 #: columns a task of the column reduction owns (its sums stay in L1)
 COLUMN_BLOCK = 256

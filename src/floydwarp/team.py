@@ -1,14 +1,15 @@
 """Threads for the Numba kernels: serial kernels over ranges of tasks, run on several cores.
 
-Every parallel pass of the cpu backend and of graph/kernels.py is a serial Numba kernel
-compiled with ``nogil=True``: a pass ``kernel(*args, first, stop)`` does tasks ``first ..
-stop - 1``, and :func:`run` splits the tasks into contiguous equal shares (the static
-schedule ``prange`` used) and runs them at once, the first share on the calling thread
-and the others on persistent worker threads.  The rounds of a blocked run, 64 short
-phases at n = 2048, go to a :class:`Crew` instead: the workers stay inside the phase
-kernel for the whole run and take each phase from the leader through memory
-(cpu/crew.py), a hand-off of about a microsecond instead of the 50-100 us a semaphore
-and the GIL take on the 2-core dev VM.  Why not Numba's ``parallel=True``:
+Base layer: the graph's passes (graph/kernels.py), the text readers, the distance casts and
+the engines' host passes share it.  Every parallel pass is a serial Numba kernel compiled
+with ``nogil=True``: a pass ``kernel(*args, first, stop)`` does tasks ``first .. stop -
+1``, and :func:`run` splits the tasks into contiguous equal shares (the static schedule
+``prange`` used) and runs them at once, the first share on the calling thread and the
+others on persistent worker threads.  The rounds of a blocked run, 64 short phases at n =
+2048, go to a crew instead (cpu/crew.py's ``Crew``, which hires these workers): they stay
+inside the phase kernel for the whole run and take each phase from the leader through
+memory, a hand-off of about a microsecond instead of the 50-100 us a semaphore and the GIL
+take on the 2-core dev VM.  Why not Numba's ``parallel=True``:
 
 * compiling: a ``prange`` kernel is lowered three more times (gufunc, gufunc wrapper,
   parallel wrapper), each a full LLVM optimization and code generation of its body:
@@ -24,8 +25,6 @@ from __future__ import annotations
 
 import os
 import threading
-
-import numpy as np
 
 #: Element operations below which a pass runs on the calling thread: a worker hand-off
 #: costs 50-100 us on the dev VM, the time of ~10^5 simple element operations.
@@ -50,7 +49,7 @@ class _Worker:
             kernel, args = self.job
             try:
                 self.result = kernel(*args)
-            except BaseException as exc:       # handed to the caller
+            except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it
                 self.error = exc
             self.job = None
             self.done.release()
@@ -86,7 +85,7 @@ def shares(tasks: int, work: float, threads: int | None = None) -> int:
     return max(1, min(int(threads), tasks, int(work // GRAIN)))
 
 
-def _hire(count):
+def hire(count):
     """``count`` idle workers, or None when another caller has them (the caller then runs
     alone: two solves on two user threads already keep the cores busy)."""
     if count < 1 or not _lock.acquire(blocking=False):
@@ -96,7 +95,7 @@ def _hire(count):
     return _workers[:count]
 
 
-def _dismiss(team):
+def dismiss(team):
     """Wait for every worker of ``team`` to finish, free them, and raise the first error."""
     try:
         for w in team:
@@ -115,7 +114,7 @@ def run(kernel, tasks: int, *args, threads: int = 1) -> list:
     if threads <= 1 or tasks <= 1:
         return [kernel(*args, 0, tasks)]
     count = min(int(threads), int(tasks))
-    team = _hire(count - 1)
+    team = hire(count - 1)
     if team is None:
         return [kernel(*args, 0, tasks)]
     bounds = share_bounds(tasks, count)
@@ -124,7 +123,7 @@ def run(kernel, tasks: int, *args, threads: int = 1) -> list:
     try:
         first = kernel(*args, bounds[0], bounds[1])
     finally:
-        _dismiss(team)
+        dismiss(team)
     return [first] + [w.result for w in team]
 
 
@@ -132,45 +131,6 @@ def share_bounds(tasks: int, count: int) -> list:
     """Where :func:`run`'s ``count`` shares of ``tasks`` tasks begin, and the end: share ``s``
     does tasks ``bounds[s] .. bounds[s + 1] - 1``."""
     return [tasks * s // count for s in range(count + 1)]
-
-
-class Crew:
-    """``count`` threads in one call each of a crew kernel (cpu/crew.py)
-    ``kernel(*args, crew, me, count, *job)``, for the length of a ``with`` block: the
-    workers wait inside it for jobs, and :meth:`lead` posts one, does the leader's share on
-    this thread and returns when every share is done.  With one thread (or no idle
-    workers) :meth:`lead` is a plain call."""
-
-    def __init__(self, kernel, args, count):
-        from .crew import DONE
-
-        self.kernel, self.args, self.count = kernel, tuple(args), max(1, int(count))
-        self.flags = np.zeros(DONE + self.count - 1, np.int64)
-        self.team = None
-
-    def __enter__(self):
-        self.team = _hire(self.count - 1) if self.count > 1 else None
-        if self.team is None:
-            self.count = 1
-        for me, w in enumerate(self.team or (), start=1):
-            w.start(self.kernel, (*self.args, self.flags, me, self.count, 0, False))
-        return self
-
-    def lead(self, *job):
-        kernel, args = self.call(*job)
-        kernel(*args)
-
-    def call(self, *job):
-        """The kernel and arguments of the leader's call for ``job`` (what :meth:`lead` runs)."""
-        return self.kernel, (*self.args, self.flags, 0, self.count, *job)
-
-    def __exit__(self, *exc):
-        if self.team is not None:
-            from .crew import STOP
-
-            self.flags[0] = STOP            # the workers read it with acquire loads
-            _dismiss(self.team)
-        return False
 
 
 def _forget_workers():

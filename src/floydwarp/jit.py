@@ -1,0 +1,63 @@
+"""What every Numba kernel of floydwarp shares: the parallel options of ``prange`` kernels and
+the intrinsics that keep sums and selects in the matrix's own type.
+
+Base layer (graph/kernels.py, the batch kernels and every engine's host kernels use it);
+imported only by kernel modules (it imports Numba).
+"""
+from __future__ import annotations
+
+import operator
+
+from numba import types
+from numba.core.typing import signature
+from numba.extending import intrinsic
+
+#: Parallelize explicit ``prange`` loops only: no implicit parfors from array
+#: expressions or copies, no parfor fusion (see cpu/kernels.py's ``copy_of``).
+PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
+                "setitem": False, "numpy": False, "stencil": False, "fusion": False,
+                "prange": True}
+
+
+@intrinsic
+def narrow(typingctx, value, arr):
+    """``value`` converted to ``arr``'s dtype (Numba widens int32 + int32 to int64).
+
+    An intrinsic, one LLVM cast where it is used: an inlined overload cost the Numba
+    passes ~0.1 s per tile kernel to compile (copying its IR into 20-odd call sites)."""
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], sig.return_type)
+
+    return arr.dtype(value, arr), codegen
+
+
+def _select(better):
+    """Codegen of ``b if better(b, a) else a`` in the arguments' common type: one select."""
+    def codegen(context, builder, sig, args):
+        ty = sig.return_type
+        a, b = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
+        wins = context.get_function(better, signature(types.boolean, ty, ty))(builder, (b, a))
+        return builder.select(wins, b, a)
+
+    return codegen
+
+
+@intrinsic
+def select_min(typingctx, a, b):
+    """Python's ``min(a, b)``: ``b if b < a else a`` (a NaN ``b`` never wins), one select.
+
+    An intrinsic: Numba's ``min`` is an overload compiled once per argument type on a cold
+    cache (~15 ms each, in the main process and again in the compile helper)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.lt)
+    return None
+
+
+@intrinsic
+def select_max(typingctx, a, b):
+    """Python's ``max(a, b)``: ``b if b > a else a``, one select (see :func:`select_min`)."""
+    ty = typingctx.unify_types(a, b)
+    if isinstance(ty, types.Number):
+        return ty(a, b), _select(operator.gt)
+    return None
