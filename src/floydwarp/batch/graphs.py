@@ -36,12 +36,14 @@ class GraphBatch:
     (3, [2, 2, 1], 2)
     """
 
-    def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None):
+    def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None, stats=None):
         self.sizes, self.eptr, self.src, self.dst, self.weight = sizes, eptr, src, dst, weight
         #: per-graph vertex labels (lists of graphs only), else None
         self.labels = labels
         host = to_host(sizes)
         self._sizes_host = np.asarray(host, dtype=np.int64)
+        #: the weights' WeightStats where the constructor took them as it read them, else None
+        self._stats = stats
 
     # ------------------------------------------------------------------ facts
     @property
@@ -81,6 +83,8 @@ class GraphBatch:
             return WeightStats(n, 0, 0, True)
         if unweighted or self.weight is None:
             return WeightStats(n, 1, 1, True)
+        if self._stats is not None:
+            return self._stats
         w = self.weight
         xp = array_module(w)
         integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
@@ -103,7 +107,8 @@ class GraphBatch:
             return self
         move = (lambda a: to_host(a)) if xp is np else xp.asarray
         return GraphBatch(*(None if a is None else move(a) for a in
-                            (self.sizes, self.eptr, self.src, self.dst, self.weight)), labels=self.labels)
+                            (self.sizes, self.eptr, self.src, self.dst, self.weight)), labels=self.labels,
+                           stats=self._stats)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -151,26 +156,13 @@ class GraphBatch:
 
     @classmethod
     def from_graphs(cls, graphs) -> "GraphBatch":
-        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
-        from ..inputs import as_graph
+        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX).
+        NumPy matrices of one dtype and SciPy CSR/CSC matrices are read without a Graph each
+        (batch/lists.py)."""
+        from .lists import from_list
 
-        parts = []
-        for g, graph in enumerate(graphs):
-            try:
-                parts.append(as_graph(graph))
-            except FloydwarpError as exc:
-                raise type(exc)(f"graph {g}: {exc}") from None
-        sizes = np.array([g.n for g in parts], dtype=np.int64)
-        edges = [g.edges() for g in parts]
-        counts = np.array([e[0].size for e in edges], dtype=np.int64)
-        eptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        cat = (lambda k, dt: np.concatenate([np.asarray(e[k]) for e in edges]).astype(dt) if edges
-               else np.zeros(0, dt))
-        weights = [np.asarray(e[2]) for e in edges]
-        wdt = np.result_type(*weights) if weights else np.int64
-        labels = [g.labels for g in parts]
-        return cls(sizes, eptr, cat(0, np.int32), cat(1, np.int32), cat(2, wdt),
-                   labels=labels if any(lab is not None for lab in labels) else None)
+        sizes, eptr, src, dst, weight, stats, labels = from_list(graphs)
+        return cls(sizes, eptr, src, dst, weight, labels=labels, stats=stats)
 
     @classmethod
     def from_padded(cls, array, sizes=None, *, missing=np.inf) -> "GraphBatch":
@@ -192,6 +184,11 @@ class GraphBatch:
         bad = _first(xp, (sizes < 0) | (sizes > size))
         if bad is not None:
             raise FloydwarpError(f"graph {bad}: size {int(sizes[bad])} is out of range 0..{size} (the padded N)")
+        if xp is np:
+            from .lists import from_padded_host
+
+            sizes, eptr, src, dst, weight, stats = from_padded_host(a, sizes, missing)
+            return cls(sizes, eptr, src, dst, weight, stats=stats)
         if a.dtype.kind == "b":
             a = a.astype(xp.int64)
         r = xp.arange(size)

@@ -161,7 +161,7 @@ class Graph:
             matrix = matrix.astype(xp.int64)
         elif xp is np and not numba_readable(matrix.dtype):
             matrix = matrix.astype(np.float64 if matrix.dtype.kind == "f" else np.int64)
-        graph = cls(matrix.shape[0], dense=(matrix, mask), missing=_missing_value(missing, matrix.dtype),
+        graph = cls(matrix.shape[0], dense=(matrix, mask), missing=missing_value(missing, matrix.dtype),
                     labels=labels)
         graph.weight_stats()            # one pass: refuses NaN and -inf, keeps the statistics
         return graph
@@ -536,7 +536,7 @@ def numba_readable(dtype) -> bool:
     return dtype.isnative and (dtype.kind in "iu" or dtype.char in "fd")
 
 
-def _missing_value(missing, dtype):
+def missing_value(missing, dtype):
     """``missing`` as a value of the matrix dtype, or None when no entry can equal it
     (NaN, +inf -- absent anyway in floats --, or a value an integer dtype cannot hold)."""
     if missing is None:
