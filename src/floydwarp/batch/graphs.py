@@ -155,13 +155,13 @@ class GraphBatch:
                              f"with sizes; this one holds {', '.join(arrays) or 'nothing'}")
 
     @classmethod
-    def from_graphs(cls, graphs) -> "GraphBatch":
-        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX).
-        NumPy matrices of one dtype and SciPy CSR/CSC matrices are read without a Graph each
-        (batch/lists.py)."""
+    def from_graphs(cls, graphs, *, missing=np.inf) -> "GraphBatch":
+        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX);
+        matrix entries equal to ``missing`` (and ``+inf``) are "no edge".  NumPy matrices of
+        one dtype and SciPy CSR/CSC matrices are read without a Graph each (batch/lists.py)."""
         from .lists import from_list
 
-        sizes, eptr, src, dst, weight, stats, labels = from_list(graphs)
+        sizes, eptr, src, dst, weight, stats, labels = from_list(graphs, missing)
         return cls(sizes, eptr, src, dst, weight, labels=labels, stats=stats)
 
     @classmethod

@@ -25,18 +25,19 @@ from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
 
-def from_list(graphs):
+def from_list(graphs, missing=np.inf):
     """``(sizes, eptr, src, dst, weight, stats, labels)`` of a list of graphs (stats None:
-    the batch takes them from its weights)."""
+    the batch takes them from its weights); entries of dense matrices equal to ``missing``
+    (and ``+inf``) are no edge."""
     count = len(graphs)
     if count and all(type(m) is np.ndarray for m in graphs):
-        found = _dense_list(graphs)
+        found = _dense_list(graphs, missing)
         if found is not None:
             return (*found, None)
     sparse = sys.modules.get("scipy.sparse")
     if count and sparse is not None and all(sparse.issparse(m) and m.format in ("csr", "csc") for m in graphs):
         return (*_compressed_list(graphs), None)
-    return _general_list(graphs)
+    return _general_list(graphs, missing)
 
 
 def from_padded_host(a, sizes, missing):
@@ -58,7 +59,7 @@ def _readable(a):
     return a
 
 
-def _dense_list(mats):
+def _dense_list(mats, missing):
     """The fast path of a list of NumPy matrices, or None when they differ in dtype or one is
     not C-ordered (the general path takes those)."""
     dtype = mats[0].dtype
@@ -76,7 +77,7 @@ def _dense_list(mats):
     if readable.dtype != dtype and dtype.kind != "b":
         return None                             # converted one by one on the general path
     sizes = np.array(sizes, dtype=np.int64)
-    return _dense(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, np.inf,
+    return _dense(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, missing,
                   "matrix entry")
 
 
@@ -214,14 +215,14 @@ def _refuse_nonfinite(weight, eptr, src, dst):
 
 
 # ---------------------------------------------------------------------- anything else
-def _general_list(graphs):
+def _general_list(graphs, missing):
     """A :class:`floydwarp.Graph` of each member, their edges concatenated."""
     from ..inputs import as_graph
 
     parts = []
     for g, graph in enumerate(graphs):
         try:
-            parts.append(as_graph(graph))
+            parts.append(as_graph(graph, missing=missing))
         except FloydwarpError as exc:
             raise type(exc)(f"graph {g}: {exc}") from None
     count = len(parts)
