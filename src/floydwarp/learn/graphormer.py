@@ -45,8 +45,19 @@ def floyd_warshall(adjacency_matrix):
     >>> M.tolist(), path.tolist()
     ([[0, 1, 2], [1, 0, 1], [2, 1, 0]], [[-1, -1, 1], [-1, -1, -1], [1, -1, -1]])
     """
+    from ..batch.vectors import lanes
+    from .graphormer_kernels import paths_serial
+
     adj = _adjacency(adjacency_matrix, 0)
-    dist, path, _ = shortest_paths([adj], backend="cpu")
+    n = adj.shape[0]
+    src, dst = np.nonzero(adj)
+    w = adj[src, dst].astype(np.int64)
+    if w.size and w.min() < 0:
+        raise FloydwarpError(f"the adjacency matrix holds the weight {int(w.min())}: {_NON_NEGATIVE}")
+    rows = _rows(n, weighted=bool((w != 1).any()))
+    dist, path = np.empty((1, n, n), np.int64), np.empty((1, n, n), np.int64)
+    paths_serial(np.array([n], np.int64), np.array([0, w.size], np.int64), src, dst, w, _inf(rows), lanes(rows),
+                 dist, path, 0, UNREACHABLE, np.empty(1, np.int64))
     return dist[0], path[0]
 
 
@@ -71,8 +82,8 @@ def gen_edge_input(max_dist, path, edge_feat):
     rows = np.flatnonzero(bad >= 0)
     if rows.size:
         i = int(rows[0])
-        code, j = int(bad[i]) % 2, int(bad[i]) // 2
-        if code == 1:
+        too_long, j = int(bad[i]) % 2, int(bad[i]) // 2
+        if too_long:
             raise FloydwarpError(f"the path {i} -> {j} has more than max_dist = {limit} edges")
         raise FloydwarpError(f"path[{i}, {j}] does not spell a path: a pivot on it is not a vertex "
                              f"0..{n - 1}, or the pivots go round in a circle")
@@ -169,8 +180,7 @@ class _Work:
         if weighted:
             stats = batch.weight_stats()
             if stats.has_negative:
-                raise FloydwarpError(f"an adjacency matrix holds the weight {stats.min_weight}: Graphormer's "
-                                     f"floyd_warshall takes non-negative weights (0 = no edge, 510 = unreachable)")
+                raise FloydwarpError(f"an adjacency matrix holds the weight {stats.min_weight}: {_NON_NEGATIVE}")
             weighted = stats.max_weight != 1
         return cls(batch, graphs, weighted, torch_out, engine.name)
 
@@ -192,8 +202,8 @@ class _Work:
         from .graphormer_kernels import paths
 
         batch = self.batch.to(np)
-        rows = np.dtype(np.uint8 if not self.weighted and self.size <= 254 else np.uint16)
-        inf = rows.type(np.iinfo(rows).max)
+        rows = _rows(self.size, self.weighted)
+        inf = _inf(rows)
         w = batch.weight.astype(np.int64) if self.weighted else None
         dist = np.empty((self.count, self.size, self.size), np.int64)
         path = np.empty((self.count, self.size, self.size), path_dtype)
@@ -212,6 +222,18 @@ class _Work:
         out = np.zeros((self.count, self.size, self.size, depth, feat.shape[1]), np.int64)
         edge_inputs(batch.sizes, path, batch.eptr, batch.src, batch.dst, batch.weight.astype(np.int64), feat, 1, out)
         return out
+
+
+def _rows(size, weighted):
+    """The scratch rows' dtype: uint8 while every distance and pivot + 1 stays below 255."""
+    return np.dtype(np.uint8 if not weighted and size <= 254 else np.uint16)
+
+
+def _inf(rows):
+    return rows.type(np.iinfo(rows).max)
+
+
+_NON_NEGATIVE = "Graphormer's floyd_warshall takes non-negative weights (0 = no edge, 510 = unreachable)"
 
 
 def _edge_batch(graphs):

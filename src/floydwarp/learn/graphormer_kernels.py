@@ -84,49 +84,67 @@ def _pivot(P, stride, off, a, b):
     return np.int64(P[a * stride + b]) - off
 
 
+@njit(inline="always")
+def _graph_paths(g, d, p, sizes, eptr, src, dst, w, inf, lanes_, dist, path, shift, pad, top):
+    """Graph g of :func:`paths`, in the scratch rows ``d`` and ``p``."""
+    size = dist.shape[1]
+    n = sizes[g]
+    nv = (n + lanes_ - 1) // lanes_
+    width = nv * lanes_
+    _load(d, p, n, width, inf, src, dst, w, eptr[g], eptr[g + 1], UNREACHABLE)
+    _relax(d, p, n, width, nv, inf)
+    with_path = path.size > 0
+    most = 0
+    for i in range(size):
+        for j in range(size):
+            if i >= n or j >= n:
+                dist[g, i, j] = pad
+                if with_path:
+                    path[g, i, j] = pad
+                continue
+            x = d[i * width + j]
+            x = UNREACHABLE if x == inf else min(np.int64(x), UNREACHABLE)
+            most = max(most, x)
+            dist[g, i, j] = x + shift
+            if with_path:
+                path[g, i, j] = UNREACHABLE if x == UNREACHABLE else _pivot(p, width, 1, i, j)
+    top[g] = most
+
+
+@njit(inline="always")
+def _scratch(size, lanes_, inf):
+    width_max = max(lanes_, (size + lanes_ - 1) // lanes_ * lanes_)
+    return np.empty(size * width_max, type(inf)), np.empty(size * width_max, type(inf))
+
+
 @njit(parallel=True, cache=True)
 def paths(sizes, eptr, src, dst, w, inf, lanes_, dist, path, shift, pad, top):
     """Every graph's Graphormer distances into ``dist`` (B, N, N) and, where ``path`` is not
     empty, its path matrix: ``dist = min(d, 510) + shift``, ``path`` = last pivot, -1 or 510;
     ``pad`` in the padding of both; ``top[g]`` the largest ``min(d, 510)`` of graph g (its
     ``np.amax``; 0 for a graph of no vertex).  ``inf`` (the row dtype's maximum) sets the
-    dtype."""
+    dtype; ``w`` None: every edge weighs 1."""
     count = sizes.size
-    size = dist.shape[1]
-    width_max = max(lanes_, (size + lanes_ - 1) // lanes_ * lanes_)
-    with_path = path.size > 0
     for c in prange((count + CHUNK - 1) // CHUNK):
-        d = np.empty(size * width_max, type(inf))
-        p = np.empty(size * width_max, type(inf))
+        d, p = _scratch(dist.shape[1], lanes_, inf)
         for g in range(c * CHUNK, min(count, (c + 1) * CHUNK)):
-            n = sizes[g]
-            nv = (n + lanes_ - 1) // lanes_
-            width = nv * lanes_
-            _load(d, p, n, width, inf, src, dst, w, eptr[g], eptr[g + 1], UNREACHABLE)
-            _relax(d, p, n, width, nv, inf)
-            most = 0
-            for i in range(size):
-                for j in range(size):
-                    if i >= n or j >= n:
-                        dist[g, i, j] = pad
-                        if with_path:
-                            path[g, i, j] = pad
-                        continue
-                    x = d[i * width + j]
-                    x = UNREACHABLE if x == inf else min(np.int64(x), UNREACHABLE)
-                    most = max(most, x)
-                    dist[g, i, j] = x + shift
-                    if with_path:
-                        path[g, i, j] = UNREACHABLE if x == UNREACHABLE else _pivot(p, width, 1, i, j)
-            top[g] = most
+            _graph_paths(g, d, p, sizes, eptr, src, dst, w, inf, lanes_, dist, path, shift, pad, top)
+
+
+@njit(cache=True)
+def paths_serial(sizes, eptr, src, dst, w, inf, lanes_, dist, path, shift, pad, top):
+    """:func:`paths` on one thread: a graph or two, where waking the pool costs more."""
+    d, p = _scratch(dist.shape[1], lanes_, inf)
+    for g in range(sizes.size):
+        _graph_paths(g, d, p, sizes, eptr, src, dst, w, inf, lanes_, dist, path, shift, pad, top)
 
 
 @njit(inline="always")
 def _spell(P, stride, off, i, j, stack, edges_a, edges_b, limit):
     """The first ``limit`` edges (a, b) of the path i -> j spelled by the pivots in ``P``
     (:func:`_pivot`) into ``edges_a``/``edges_b``: ``(edges written, more left)``, or
-    (-1, False) when the pivots spell no path (a pivot out of range, or deeper than
-    ``stack``, which holds n entries)."""
+    (-1, False) when the pivots spell no path (a pivot out of range, a stack deeper than
+    ``stack``'s n entries, or more than n - 1 edges)."""
     a, b, top, t = np.int64(i), np.int64(j), 0, 0        # a prange index is unsigned: no float mix
     n = stack.size
     while True:
@@ -140,6 +158,8 @@ def _spell(P, stride, off, i, j, stack, edges_a, edges_b, limit):
             k = _pivot(P, stride, off, a, b)
         if t == limit:
             return t, True
+        if t == n:                          # a path has at most n - 1 edges: these go round
+            return -1, False
         edges_a[t], edges_b[t] = a, b
         t += 1
         if top == 0:
@@ -148,29 +168,36 @@ def _spell(P, stride, off, i, j, stack, edges_a, edges_b, limit):
         a, b = b, stack[top]
 
 
-@njit(parallel=True, cache=True)
+@njit(inline="always")
+def _edge_input_row(i, flat, feat, out, bad):
+    n = feat.shape[0]
+    limit = out.shape[2]
+    stack = np.empty(n, np.int64)
+    ea = np.empty(limit, np.int64)
+    eb = np.empty(limit, np.int64)
+    bad[i] = -1
+    for j in range(n):
+        if i == j or flat[i * n + j] == UNREACHABLE:
+            continue
+        t, more = _spell(flat, n, 0, i, j, stack, ea, eb, limit)
+        if t < 0 or more:
+            bad[i] = 2 * j + (0 if t < 0 else 1)
+            return
+        for s in range(t):
+            out[i, j, s, :] = feat[ea[s], eb[s], :]
+
+
+@njit(cache=True)
 def edge_input(path, feat, out, bad):
     """Graphormer's ``gen_edge_input`` of one graph: ``out`` (n, n, D, F), filled with -1
     by the caller, gets ``feat[a, b, :]`` of the t-th edge (a, b) of every path i -> j
     (i != j, ``path[i, j] != 510``).  ``bad[i]``: the first j of row i whose path has more
-    than D edges (1 + 2 j) or whose pivots spell none (2 + 2 j), else -1."""
+    than D edges (2 j + 1) or whose pivots spell none (2 j), else -1.  One thread: a call
+    is one graph (see :func:`edge_inputs` for a batch)."""
     n = path.shape[0]
-    limit = out.shape[2]
     flat = path.reshape(n * n)
-    for i in prange(n):
-        stack = np.empty(n, np.int64)
-        ea = np.empty(limit, np.int64)
-        eb = np.empty(limit, np.int64)
-        bad[i] = -1
-        for j in range(n):
-            if i == j or flat[i * n + j] == UNREACHABLE:
-                continue
-            t, more = _spell(flat, n, 0, i, j, stack, ea, eb, limit)
-            if t < 0 or more:
-                bad[i] = (2 if t < 0 else 1) + 2 * j
-                break
-            for s in range(t):
-                out[i, j, s, :] = feat[ea[s], eb[s], :]
+    for i in range(n):
+        _edge_input_row(i, flat, feat, out, bad)
 
 
 @njit(parallel=True, cache=True)
