@@ -22,6 +22,8 @@ from ..numeric import WeightStats
 
 #: edges a thread checks and converts at a time (kernels.pyg_edges)
 EDGE_CHUNK = 1 << 16
+#: the arrays a batch .npz file may hold (GraphBatch.load)
+NPZ_KEYS = ("edge_index", "edge_weight", "ptr", "batch", "graphs", "sizes")
 
 
 class GraphBatch:
@@ -143,6 +145,10 @@ class GraphBatch:
                 arrays = {k: data[k] for k in data.files}
         except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
+        unknown = sorted(set(arrays) - set(NPZ_KEYS))
+        if unknown:      # a misspelt edge_weight would otherwise be read as no weights at all
+            raise FloydwarpError(f"{path}: unknown array(s) {', '.join(unknown)} in a batch file; it holds "
+                                 f"{', '.join(NPZ_KEYS)}")
         try:
             if "edge_index" in arrays:
                 return cls.from_pyg(arrays["edge_index"], arrays.get("edge_weight"), batch=arrays.get("batch"),
