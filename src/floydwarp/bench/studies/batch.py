@@ -28,9 +28,11 @@ ones; their rate then stands for the batch (a record says how many graphs it tim
 Every loop's distances are checked against floydwarp's batch.  Rates: graphs/s and
 relaxations/s (sum of n^3 / time).
 
-Sections (``-O parts=pyg,inputs``, default all): ``pyg`` (the above), ``inputs`` (the same
-graphs as a dense list, a padded array, a list of SciPy CSR matrices and a list of Graphs,
-each against a SciPy loop over that form: batch_inputs.py).
+Sections (``-O parts=pyg,inputs,learn``, default all): ``pyg`` (the above), ``inputs`` (the
+same graphs as a dense list, a padded array, a list of SciPy CSR matrices and a list of
+Graphs, each against a SciPy loop over that form: batch_inputs.py), ``learn`` (Graphormer's
+collate, DGL's shortest_dist and the PyG transform on a training batch of the first batch's
+graphs, against what their users run today: batch_learn.py).
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..report import Column, rate_cell, ratio_cell, seconds_cell
-from . import batch_inputs, common
+from . import batch_inputs, batch_learn, common
 
 NAME = "batch"
 TITLE = "Many molecule-sized graphs at once: floydwarp batch vs per-graph loops"
@@ -52,8 +54,9 @@ DEFAULT_BATCHES = (1000, 10_000, 100_000)
 GPU_BATCHES = (1000, 10_000, 100_000, 1_000_000)
 SIZES = (10, 60)
 LOOP_MAX = 100_000
-#: the study's sections (``-O parts=...``): PyG arrays vs loops, the other input forms
-PARTS = ("pyg", "inputs")
+#: the study's sections (``-O parts=...``): PyG arrays vs loops, the other input forms, the
+#: graph-learning drop-ins (on the first batch's first ``-O collate=B`` graphs)
+PARTS = ("pyg", "inputs", "learn")
 
 COLUMNS = [
     Column("method", "method", width=-16),
@@ -71,6 +74,7 @@ COLUMNS = [
     Column("relax/s", "relaxations_per_s", rate_cell, 9),
     Column("vs scipy", "speedup_vs_scipy", ratio_cell, 9),
     Column("vs graphormer", "speedup_vs_graphormer", ratio_cell, 13),
+    Column("vs loop", "speedup_vs_loop", ratio_cell, 8),
     Column("exact", "matches", width=6),
 ]
 
@@ -128,6 +132,8 @@ def run(config, *, command=None, on_record=None) -> dict:
         timed = min(count, loop_max)
         if "cpu" in backends and "inputs" in parts:
             batch_inputs.records(count, edge_index, ptr, config, base, loop_max, done["cpu"][1], emit)
+        if "learn" in parts and count == batches[0]:
+            batch_learn.records(edge_index, ptr, backends, config, graphormer, graphormer_note, emit)
         loops = {"scipy loop": _scipy_loop, "graphormer loop": _graphormer_loop(graphormer),
                  "floydwarp loop": _floydwarp_loop}
         loop_records = {}
@@ -308,6 +314,14 @@ def summary_lines(data) -> list[str]:
             if r.get(key):
                 text += f", {ratio_cell(r[key])} the {name}"
         lines.append(text)
+    for r in recs:
+        if r.get("library") != "floydwarp":
+            continue
+        text = f"{r['method']} ({r['backend']}), {r['graphs']} graphs: {seconds_cell(r['time_s'])}"
+        for key, name in (("speedup_vs_graphormer", "Graphormer's Cython"), ("speedup_vs_loop", "DGL's loop")):
+            if r.get(key):
+                text += f", {ratio_cell(r[key])} {name}"
+        lines.append(text)
     return lines
 
 
@@ -319,6 +333,8 @@ def plots(data, out_dir, ceilings=None, prefix=""):
         return []
     groups = {}
     for r in recs:
+        if r.get("library"):                  # the learn section: one batch, no line to draw
+            continue
         form = r.get("input", "pyg")
         label = f"{r['method']} ({r['backend']})" if form == "pyg" else \
             f"{r['method']} ({r['backend']}, {form}{', ' + r['problem'] if r.get('problem') else ''})"
