@@ -7,8 +7,7 @@ list into one array first cost 2 us a graph of 30 vertices on the 2-core box, mo
 first touches of the new pages, the whole solve of such a graph 1-2 us.
 
 Graph's rules (graph.py): an entry is no edge when it is ``+inf`` or equals ``missing``;
-NaN and ``-inf`` are refused; a non-negative self-loop changes nothing and is dropped
-(and bounds nothing: it is left out of the statistics too).
+NaN and ``-inf`` are refused; a non-negative self-loop changes nothing and is dropped.
 
 SciPy's CSR and CSC matrices arrive concatenated (``indptr``, ``indices``, ``data`` of
 every graph one after another; offsets of each graph's part in ``ip_at`` and ``at``).
@@ -47,36 +46,32 @@ def _absent(x, missing, use_missing):
 
 
 @njit(parallel=True, cache=True)
-def dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, low, high, whole, bad):
-    """Per graph g: ``counts[g]`` edges, their smallest and largest weight (``low[g]``,
-    ``high[g]``: undefined when it has none), ``whole[g]`` all of them integers, and
-    ``bad[g]`` the first entry (``i * n + j``) holding NaN or ``-inf``, else -1 (its other
-    answers then undefined)."""
+def dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, bad):
+    """Per graph g: ``counts[g]`` edges and ``bad[g]`` the first entry (``i * n + j``)
+    holding NaN or ``-inf``, else -1.  A row is counted without a branch (the compares
+    summed, which LLVM vectorizes) and searched entry by entry only when it holds a bad one;
+    the weights' statistics come from the edges (GraphBatch.weight_stats), where asked for."""
     for g in prange(sizes.size):
         m = _matrix(addresses, rows, sizes, g, like)
         n, r = sizes[g], rows[g]
-        edges, integral, first = 0, True, -1
-        lo = hi = missing                   # of the entries' type; replaced by the first weight
+        edges, first = 0, -1
         for i in range(n):
+            row = m[i * r:i * r + n]
+            kept, wrong = 0, 0
             for j in range(n):
-                x = m[i * r + j]
-                if _absent(x, missing, use_missing):
-                    continue
-                if x != x or x == -np.inf:
-                    first = i * n + j
-                    break
-                if i == j and x >= 0:
-                    continue
-                if edges == 0:
-                    lo = x
-                    hi = x
-                lo = min(lo, x)
-                hi = max(hi, x)
-                integral = integral and np.floor(x) == x
-                edges += 1
-            if first >= 0:
+                x = row[j]
+                absent = (x == np.inf) | (use_missing & (x == missing))
+                wrong += np.int64((x != x) | (x == -np.inf))
+                kept += np.int64(~absent & ((i != j) | (x < 0)))
+            edges += kept
+            if wrong:
+                for j in range(n):
+                    x = row[j]
+                    if x != x or x == -np.inf:
+                        first = i * n + j
+                        break
                 break
-        counts[g], low[g], high[g], whole[g], bad[g] = edges, lo, hi, integral, first
+        counts[g], bad[g] = edges, first
 
 
 @njit(parallel=True, cache=True)

@@ -38,14 +38,12 @@ class GraphBatch:
     (3, [2, 2, 1], 2)
     """
 
-    def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None, stats=None):
+    def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None):
         self.sizes, self.eptr, self.src, self.dst, self.weight = sizes, eptr, src, dst, weight
         #: per-graph vertex labels (lists of graphs only), else None
         self.labels = labels
         host = to_host(sizes)
         self._sizes_host = np.asarray(host, dtype=np.int64)
-        #: the weights' WeightStats where the constructor took them as it read them, else None
-        self._stats = stats
 
     # ------------------------------------------------------------------ facts
     @property
@@ -85,8 +83,6 @@ class GraphBatch:
             return WeightStats(n, 0, 0, True)
         if unweighted or self.weight is None:
             return WeightStats(n, 1, 1, True)
-        if self._stats is not None:
-            return self._stats
         w = self.weight
         xp = array_module(w)
         integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
@@ -109,8 +105,7 @@ class GraphBatch:
             return self
         move = (lambda a: to_host(a)) if xp is np else xp.asarray
         return GraphBatch(*(None if a is None else move(a) for a in
-                            (self.sizes, self.eptr, self.src, self.dst, self.weight)), labels=self.labels,
-                           stats=self._stats)
+                            (self.sizes, self.eptr, self.src, self.dst, self.weight)), labels=self.labels)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -167,8 +162,8 @@ class GraphBatch:
         one dtype and SciPy CSR/CSC matrices are read without a Graph each (batch/lists.py)."""
         from .lists import from_list
 
-        sizes, eptr, src, dst, weight, stats, labels = from_list(graphs, missing)
-        return cls(sizes, eptr, src, dst, weight, labels=labels, stats=stats)
+        sizes, eptr, src, dst, weight, labels = from_list(graphs, missing)
+        return cls(sizes, eptr, src, dst, weight, labels=labels)
 
     @classmethod
     def from_padded(cls, array, sizes=None, *, missing=np.inf) -> "GraphBatch":
@@ -193,8 +188,7 @@ class GraphBatch:
         if xp is np:
             from .lists import from_padded_host
 
-            sizes, eptr, src, dst, weight, stats = from_padded_host(a, sizes, missing)
-            return cls(sizes, eptr, src, dst, weight, stats=stats)
+            return cls(*from_padded_host(a, sizes, missing))
         if a.dtype.kind == "b":
             a = a.astype(xp.int64)
         r = xp.arange(size)

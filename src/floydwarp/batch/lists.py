@@ -10,8 +10,8 @@ Three ways in, the first that applies:
 * anything else :func:`floydwarp.solve` accepts: a :class:`floydwarp.Graph` each, and
   their edges concatenated.
 
-Each returns ``(sizes, eptr, src, dst, weight, stats or None)``, and the general path the
-graphs' labels too.  The per-graph cost left
+Each returns ``(sizes, eptr, src, dst, weight)``, and the general path the graphs' labels
+too.  The per-graph cost left
 in Python is a few attribute reads (0.1-1.5 us a graph); the first two forms cost 20-30x
 that before, one Graph and one Numba call a graph.  Errors name the graph.
 """
@@ -22,13 +22,11 @@ import sys
 import numpy as np
 
 from ..errors import FloydwarpError
-from ..numeric import WeightStats
 
 
 def from_list(graphs, missing=np.inf):
-    """``(sizes, eptr, src, dst, weight, stats, labels)`` of a list of graphs (stats None:
-    the batch takes them from its weights); entries of dense matrices equal to ``missing``
-    (and ``+inf``) are no edge."""
+    """``(sizes, eptr, src, dst, weight, labels)`` of a list of graphs; entries of dense
+    matrices equal to ``missing`` (and ``+inf``) are no edge."""
     count = len(graphs)
     if count and all(type(m) is np.ndarray for m in graphs):
         found = _dense_list(graphs, missing)
@@ -41,7 +39,7 @@ def from_list(graphs, missing=np.inf):
 
 
 def from_padded_host(a, sizes, missing):
-    """``(sizes, eptr, src, dst, weight, stats)`` of a host (B, N, N) array and its checked sizes."""
+    """``(sizes, eptr, src, dst, weight)`` of a host (B, N, N) array and its checked sizes."""
     a = _readable(np.ascontiguousarray(a))
     count, size = a.shape[0], a.shape[1]
     block = size * size * a.itemsize
@@ -93,10 +91,8 @@ def _dense(like, addresses, rows, sizes, missing, entry):
         raise FloydwarpError(f"cannot read weight matrices of dtype {dtype}")
     missing, use_missing = _missing(missing, dtype)
     count = sizes.size
-    counts = np.empty(count, np.int64)
-    low, high = np.empty(count, dtype), np.empty(count, dtype)
-    whole, bad = np.empty(count, np.bool_), np.empty(count, np.int64)
-    dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, low, high, whole, bad)
+    counts, bad = np.empty(count, np.int64), np.empty(count, np.int64)
+    dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, bad)
     flagged = np.flatnonzero(bad >= 0)
     if flagged.size:
         g = int(flagged[0])
@@ -109,7 +105,7 @@ def _dense(like, addresses, rows, sizes, missing, entry):
     edges = int(eptr[-1])
     src, dst, weight = np.empty(edges, np.int32), np.empty(edges, np.int32), np.empty(edges, dtype)
     dense_edges(addresses, rows, sizes, like, missing, use_missing, eptr, src, dst, weight)
-    return sizes, eptr, src, dst, weight, _stats(sizes, counts, low, high, whole)
+    return sizes, eptr, src, dst, weight
 
 
 def _entry_bytes(address, offset, itemsize):
@@ -126,19 +122,6 @@ def _missing(missing, dtype):
 
     value = missing_value(missing, dtype)
     return (dtype.type(0), False) if value is None else (value, True)
-
-
-def _stats(sizes, counts, low, high, whole):
-    """One WeightStats for the batch from the per-graph answers of dense_scan: the bounds of
-    the edges kept (dropped self-loops cannot shorten anything and bound nothing)."""
-    n = int(sizes.max(initial=0))
-    present = counts > 0
-    if not present.any():
-        return WeightStats(n, 0, 0, True)
-    integral = bool(whole[present].all())
-    lo, hi = low[present].min(), high[present].max()
-    conv = int if integral else float
-    return WeightStats(n, conv(lo), conv(hi), integral)
 
 
 # ---------------------------------------------------------------------- SciPy CSR / CSC
@@ -203,7 +186,7 @@ def _compressed_list(mats):
     if not np.array_equal(counts, stored):          # some matrix keeps spare room after its entries
         weight = weight[np.concatenate([np.arange(a, a + c) for a, c in zip(at[:-1], counts)])]
     _refuse_nonfinite(weight, eptr, src, dst)
-    return sizes, eptr, src, dst, weight, None
+    return sizes, eptr, src, dst, weight
 
 
 def _weights(w):
@@ -249,4 +232,4 @@ def _general_list(graphs, missing):
     else:
         src, dst, weight = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
     labels = [p.labels for p in parts]
-    return sizes, eptr, src, dst, _weights(weight), None, labels if any(x is not None for x in labels) else None
+    return sizes, eptr, src, dst, _weights(weight), labels if any(x is not None for x in labels) else None
