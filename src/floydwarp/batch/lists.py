@@ -3,7 +3,7 @@
 Three ways in, the first that applies:
 
 * every member a plain C-ordered NumPy matrix of one dtype (and a padded (B, N, N) host
-  array): read in place by two parallel passes, checks and statistics, then the edges
+  array): read in place by two parallel passes, checks and edge counts, then the edges
   (convert.py);
 * every member a SciPy CSR or CSC matrix: their ``indptr``, ``indices`` and ``data``
   concatenated and turned into edges by one parallel pass;
@@ -11,9 +11,9 @@ Three ways in, the first that applies:
   their edges concatenated.
 
 Each returns ``(sizes, eptr, src, dst, weight)``, and the general path the graphs' labels
-too.  The per-graph cost left
-in Python is a few attribute reads (0.1-1.5 us a graph); the first two forms cost 20-30x
-that before, one Graph and one Numba call a graph.  Errors name the graph.
+too.  The per-graph cost left in Python is a few attribute reads (0.1-1.5 us a graph);
+the first two forms cost 20-30x that before, a Graph and a Numba call a graph.  Errors
+name the graph.
 """
 from __future__ import annotations
 

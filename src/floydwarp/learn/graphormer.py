@@ -127,7 +127,7 @@ def collate(graphs, *, edge_attr=None, multi_hop_max_dist=20, spatial_pos_max=20
     if edge_attr is None:
         edge_attr = _edge_attr_of(work.source)
     if edge_attr is not None:
-        feat = _edge_features(edge_attr, work.edges, single_embedding)
+        feat = _edge_features(edge_attr, work.batch, single_embedding)
         depth = min(limit, int(top.max())) if work.count else 0
         out["edge_input"] = work.out(work.edge_inputs(path, feat, depth))
     return out
@@ -183,10 +183,6 @@ class _Work:
                 raise FloydwarpError(f"an adjacency matrix holds the weight {stats.min_weight}: {_NON_NEGATIVE}")
             weighted = stats.max_weight != 1
         return cls(batch, graphs, weighted, torch_out, engine.name)
-
-    @property
-    def edges(self):
-        return self.batch
 
     def out(self, array):
         return handed_back(array, self.torch_out)
