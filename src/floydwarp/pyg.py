@@ -94,9 +94,10 @@ class ShortestPathDistance(BaseTransform):
         r = solve_batch(batch, unweighted=weight is None, max_distance=self.max_distance, predecessors=want_paths)
         torch_out = True            # PyG holds tensors
         values = self._values(r)
-        setattr(data, self.attr, handed_back(self._laid_out(values, r.sizes), torch_out))
         if self.layout == "pairs":
-            setattr(data, f"{self.attr}_index", handed_back(_pair_index(r.dist, r.sizes, _ptr_of(batch)), torch_out))
+            values, index = _gathered(values, r.sizes, _ptr_of(batch))
+            setattr(data, f"{self.attr}_index", handed_back(index, torch_out))
+        setattr(data, self.attr, handed_back(values, torch_out))
         if self.hops and weight is not None:
             h = solve_batch(batch, unweighted=True)
             setattr(data, f"{self.attr}_hops", handed_back(self._laid_out(self._values(h), h.sizes), torch_out))
@@ -117,9 +118,8 @@ class ShortestPathDistance(BaseTransform):
         return out
 
     def _laid_out(self, values, sizes):
-        if self.layout == "dense":
-            return values
-        return values[_pairs(array_module(values), sizes)]
+        """``values`` (B, N, N, ...) in the layout asked for."""
+        return values if self.layout == "dense" else _gathered(values, sizes)[0]
 
     def _paths(self, edge_index, ptr, node_graph, r):
         """The first ``paths`` edge IDs of each pair's path, on the input's device."""
@@ -134,11 +134,8 @@ class ShortestPathDistance(BaseTransform):
         pred = r.to_host().pred
         out = np.full(pred.shape + (self.paths,), -1, np.int64)
         edge_paths(hb.sizes, hb.eptr, hb.src, hb.dst, hb.weight, pred, out)
-        xp = array_module(r.dist)
-        out = xp.asarray(out)
-        if self.layout == "dense":
-            return out
-        return out[_pairs(xp, r.sizes)]
+        out = array_module(r.dist).asarray(out)
+        return self._laid_out(out, r.sizes)
 
 
 def _ptr_of(batch):
@@ -162,23 +159,29 @@ def _graphs_of(data):
     return xp.asarray([0, int(data.num_nodes)], dtype=xp.int64), None
 
 
-def _pairs(xp, sizes):
-    """``(graph, i, j)`` of every ordered pair of every graph, row by row, graph after graph,
-    as xp arrays: the index that picks every graph's n x n block of a padded array."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    squares = sizes * sizes
-    total = int(squares.sum())
-    g = np.repeat(np.arange(sizes.size, dtype=np.int64), squares)
-    start = np.zeros(sizes.size, np.int64)
-    np.cumsum(squares[:-1], out=start[1:])
-    local = np.arange(total, dtype=np.int64) - start[g]
-    n = sizes[g]
-    return xp.asarray(g), xp.asarray(local // np.maximum(n, 1)), xp.asarray(local % np.maximum(n, 1))
-
-
-def _pair_index(values, sizes, ptr):
-    """(2, P) node indices of the pairs: graph offset + i, graph offset + j."""
+def _gathered(values, sizes, ptr=None):
+    """``(pairs, index)``: every graph's n x n block of the padded ``values`` (B, N, N, ...),
+    row by row, graph after graph, and (with ``ptr``) the (2, P) node indices of the pairs,
+    graph offset + i and graph offset + j (index None without ``ptr``)."""
     xp = array_module(values)
-    g, i, j = _pairs(xp, sizes)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if xp is np:
+        from .learn.pairs import gather
+
+        squares = sizes * sizes
+        start = np.zeros(sizes.size, np.int64)
+        np.cumsum(squares[:-1], out=start[1:])
+        trailing = values.shape[3:]
+        width = int(np.prod(trailing))
+        pairs = np.empty((int(squares.sum()), width), values.dtype)
+        index = np.empty((2, pairs.shape[0] if ptr is not None else 0), np.int64)
+        gather(values.reshape(values.shape[:3] + (width,)), sizes, np.asarray(ptr if ptr is not None else sizes),
+               start, pairs, index)
+        return pairs.reshape((-1,) + trailing), (index if ptr is not None else None)
+    r = xp.arange(values.shape[1])
+    n = xp.asarray(sizes)[:, None, None]
+    g, i, j = xp.nonzero((r[None, :, None] < n) & (r[None, None, :] < n))
+    if ptr is None:
+        return values[g, i, j], None
     first = xp.asarray(ptr)[g]
-    return xp.stack([first + i, first + j])
+    return values[g, i, j], xp.stack([first + i, first + j])

@@ -209,7 +209,9 @@ def edge_inputs(sizes, path, eptr, src, dst, ids, feat, shift, out):
     features, as Graphormer's ``attn_edge_type`` is written edge by edge."""
     count = sizes.size
     size = path.shape[1]
-    limit = out.shape[3]
+    limit, width = out.shape[3], out.shape[4]
+    flat = out.reshape(out.size)
+    pair = limit * width                        # entries of one (g, i, j)
     for c in prange((count + CHUNK - 1) // CHUNK):
         emap = np.empty(size * size, np.int64)
         stack = np.empty(size, np.int64)
@@ -221,16 +223,18 @@ def edge_inputs(sizes, path, eptr, src, dst, ids, feat, shift, out):
                 continue
             for e in range(eptr[g], eptr[g + 1]):
                 emap[src[e] * n + dst[e]] = ids[e]
-            flat = path[g].reshape(size * size)
+            pg = path[g].reshape(size * size)
+            own = stack[:n]
             for i in range(n):
                 for j in range(n):
-                    if i == j or flat[i * size + j] == UNREACHABLE:
+                    if i == j or pg[i * size + j] == UNREACHABLE:
                         continue
-                    t, _ = _spell(flat, size, 0, i, j, stack[:n], ea, eb, limit)
+                    t, _ = _spell(pg, size, 0, i, j, own, ea, eb, limit)
+                    at = ((g * size + i) * size + j) * pair
                     for s in range(t):
                         row = emap[ea[s] * n + eb[s]]
-                        for f in range(feat.shape[1]):
-                            out[g, i, j, s, f] = feat[row, f] + shift
+                        for f in range(width):
+                            flat[at + s * width + f] = feat[row, f] + shift
 
 
 @njit(parallel=True, cache=True)
