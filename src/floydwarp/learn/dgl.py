@@ -5,7 +5,8 @@ takes -- any graph object with ``edges()`` (source and target tensors; an edge's
 is its ID) and ``num_nodes()`` -- and returns what it returns: int64 hop counts (directed,
 unweighted), -1 where unreachable; with ``return_paths``, the paths as edge IDs, (N, N, L)
 (or (N, L) from ``root``), L the longest distance, padded with -1.  Tensors in, tensors
-out on the graph's device; NumPy in, NumPy out.
+out on the graph's device (computed on the host, as DGL computes them); NumPy in, NumPy
+out.
 
 Where several shortest paths exist DGL returns the one SciPy's ``shortest_path`` finds
 (Dijkstra's search on sparse graphs, whose ties follow its heap); this returns the one
@@ -48,10 +49,9 @@ def shortest_dist(g, root=None, return_paths=False):
         dist = dist[root]
         if paths is not None:
             paths = paths[root, :, :int(dist.max(initial=0))]
-    torch_out = is_torch(src)
     if paths is None:
-        return handed_back(dist, torch_out)
-    return handed_back(dist, torch_out), handed_back(np.ascontiguousarray(paths), torch_out)
+        return _out(dist, g, src)
+    return _out(dist, g, src), _out(np.ascontiguousarray(paths), g, src)
 
 
 def shortest_dist_batch(g, return_paths=False):
@@ -63,10 +63,16 @@ def shortest_dist_batch(g, return_paths=False):
     ptr = np.zeros(counts.size + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     dist, paths = _solve(src, dst, ptr, return_paths)
-    torch_out = is_torch(src)
     if paths is None:
-        return handed_back(dist, torch_out)
-    return handed_back(dist, torch_out), handed_back(paths, torch_out)
+        return _out(dist, g, src)
+    return _out(dist, g, src), _out(paths, g, src)
+
+
+def _out(array, g, src):
+    """A host result as DGL returns it: a tensor on the graph's device for torch edges."""
+    if not is_torch(src):
+        return array
+    return handed_back(array, True).to(getattr(g, "device", src.device))
 
 
 def _solve(src, dst, ptr, return_paths):
