@@ -380,3 +380,12 @@ def test_bench_batch_study(tmp_path):
     assert methods["scipy loop"]["timed_graphs"] == 10
     assert methods["graphormer loop"]["status"] == "skipped"
     assert methods["floydwarp batch"]["speedup_vs_scipy"] > 0
+    forms = {(r["input"], r["problem"]) for r in data["records"]
+             if r["method"] == "floydwarp batch" and r["input"] != "pyg"}
+    assert forms == {(f, p) for f in ("dense list", "padded", "padded adjacency", "sparse list", "graph list")
+                     for p in ("hops", "weights")}
+    assert all(r["matches"] for r in data["records"] if r.get("status") == "ok" and "matches" in r)
+    assert methods["graphormer collate"]["status"] == "ok"
+    assert methods["graphormer cython collate"]["status"] == "skipped"
+    assert methods["dgl shortest_dist"]["speedup_vs_loop"] > 0
+    assert methods["pyg transform"]["status"] in ("ok", "skipped")

@@ -167,9 +167,10 @@ LAYERS = {
     "base": (("errors", "numeric", "casts", "arrays", "progress", "plan", "options", "registry", "schedule",
               "tiling", "grid", "checkpoint", "predecessors", "cycles", "bfs", "team", "jit", "passes", "reductions",
               "graph", "io", "inputs", "dlpack", "draws", "result", "metrics", "dynamic", "certify", "checksum",
-              "batch.graphs", "batch.result", "batch.engines"),
+              "batch.graphs", "batch.result", "batch.engines", "batch.lists", "batch.convert"),
              {"base"}),
-    "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.vectors"),
+    "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.vectors",
+                 "learn.graphormer_kernels", "learn.graphormer_gpu"),
                 {"base", "engines"}),
     "front": (("", "__main__", "solve", "scipy_compat", "nx_backend", "cli", "generate", "batch"),
               {"base", "front", "bench"}),
@@ -190,6 +191,9 @@ CROSSINGS = {
        for m in ("warm", "generate", "device")},
     ("floydwarp.generate", "floydwarp.gpu.generate"): "erdos_renyi(device=True) draws the graph on the GPU",
     ("floydwarp.nx_backend.dispatch", "floydwarp.cpu.storage"): "the memory a NetworkX call may take",
+    **{("floydwarp.learn.graphormer", f"floydwarp.{m}"): "Graphormer's drop-ins run the batch engines' kernels "
+       "themselves: a one-graph call takes microseconds, less than solve()'s dispatch, and a collate's edge "
+       "inputs are kernels of their own" for m in ("batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu")},
 }
 
 

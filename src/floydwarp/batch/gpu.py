@@ -27,8 +27,9 @@ SMEM_BUDGET = 48 * 1024
 ARITH = {"int16": "int32", "int32": "int32", "int64": "int64", "float32": "float32", "float64": "float64"}
 
 
-def _kernel(arith, out, rows, pred, smem):
-    expr = f"fw_batch_small<{modules.ctype(arith)}, {modules.ctype(out)}, {rows}, {'true' if pred else 'false'}>"
+def _kernel(arith, out, rows, pred, last_pivot, smem):
+    flags = ", ".join("true" if f else "false" for f in (pred, last_pivot))
+    expr = f"fw_batch_small<{modules.ctype(arith)}, {modules.ctype(out)}, {rows}, {flags}>"
     return modules.kernel("batch.cu", expr, dynamic_smem=smem)
 
 
@@ -72,6 +73,8 @@ def run(batch, plan) -> BatchOutput:
     end = cp.cuda.Event()
     start.record()
     clip = plan.max_distance is not None
+    # pred holds the last pivot that improved each entry (Graphormer's path matrix; batch.cu)
+    last_pivot = bool(plan.options.get("last_pivot"))
     scalars = (np.int64(size), arith.type(plan.inf), arith.type(-plan.inf), np.int32(plan.clamp),
                arith.type(plan.threshold), out_dt.type(plan.out_inf), np.int32(clip),
                arith.type(plan.max_distance if clip else 0))
@@ -84,7 +87,7 @@ def run(batch, plan) -> BatchOutput:
         size_, first, cnt, groups = (cp.asarray(np.array(c, dtype=np.int32)) for c in list(zip(*table))[:4])
         ctas = np.concatenate([[0], np.cumsum([t[4] for t in table])]).astype(np.int32)
         smem = max(t[5] for t in table)
-        kernel = _kernel(arith.name, out_dt.name, rows, plan.predecessors, smem)
+        kernel = _kernel(arith.name, out_dt.name, rows, plan.predecessors, last_pivot, smem)
         kernel((int(ctas[-1]),), (16 * rows,),
                (order, size_, first, cnt, groups, cp.asarray(ctas), np.int32(len(table)), batch.eptr, batch.src,
                 batch.dst,
@@ -99,18 +102,20 @@ def run(batch, plan) -> BatchOutput:
 
 
 def _empty_and_large(batch, plan, host_sizes, dist, pred, negative, sw):
-    """Graphs of no vertices (padding only) and graphs above SMALL_MAX (one solve each)."""
+    """Graphs of no vertices (padding only) and graphs above SMALL_MAX (one solve each; with
+    the ``last_pivot`` option, which solve() does not know, left as padding for the caller)."""
     import cupy as cp
 
     from ..solve import solve
 
-    empty = np.flatnonzero(host_sizes == 0)
+    last_pivot = bool(plan.options.get("last_pivot"))
+    empty = np.flatnonzero((host_sizes == 0) | (last_pivot & (host_sizes > SMALL_MAX)))
     if empty.size:
         dist[cp.asarray(empty)] = plan.out_inf
         if pred is not None:
             pred[cp.asarray(empty)] = NO_PREDECESSOR
     large = np.flatnonzero(host_sizes > SMALL_MAX)
-    if not large.size:
+    if not large.size or last_pivot:
         return
     with sw("large"):
         for g in large.tolist():

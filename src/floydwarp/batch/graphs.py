@@ -22,6 +22,8 @@ from ..numeric import WeightStats
 
 #: edges a thread checks and converts at a time (kernels.pyg_edges)
 EDGE_CHUNK = 1 << 16
+#: the arrays a batch .npz file may hold (GraphBatch.load)
+NPZ_KEYS = ("edge_index", "edge_weight", "ptr", "batch", "graphs", "sizes")
 
 
 class GraphBatch:
@@ -138,6 +140,10 @@ class GraphBatch:
                 arrays = {k: data[k] for k in data.files}
         except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
+        unknown = sorted(set(arrays) - set(NPZ_KEYS))
+        if unknown:      # a misspelt edge_weight would otherwise be read as no weights at all
+            raise FloydwarpError(f"{path}: unknown array(s) {', '.join(unknown)} in a batch file; it holds "
+                                 f"{', '.join(NPZ_KEYS)}")
         try:
             if "edge_index" in arrays:
                 return cls.from_pyg(arrays["edge_index"], arrays.get("edge_weight"), batch=arrays.get("batch"),
@@ -150,27 +156,14 @@ class GraphBatch:
                              f"with sizes; this one holds {', '.join(arrays) or 'nothing'}")
 
     @classmethod
-    def from_graphs(cls, graphs) -> "GraphBatch":
-        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX)."""
-        from ..inputs import as_graph
+    def from_graphs(cls, graphs, *, missing=np.inf) -> "GraphBatch":
+        """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX);
+        matrix entries equal to ``missing`` (and ``+inf``) are "no edge".  NumPy matrices of
+        one dtype and SciPy CSR/CSC matrices are read without a Graph each (batch/lists.py)."""
+        from .lists import from_list
 
-        parts = []
-        for g, graph in enumerate(graphs):
-            try:
-                parts.append(as_graph(graph))
-            except FloydwarpError as exc:
-                raise type(exc)(f"graph {g}: {exc}") from None
-        sizes = np.array([g.n for g in parts], dtype=np.int64)
-        edges = [g.edges() for g in parts]
-        counts = np.array([e[0].size for e in edges], dtype=np.int64)
-        eptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        cat = (lambda k, dt: np.concatenate([np.asarray(e[k]) for e in edges]).astype(dt) if edges  # noqa: E731
-               else np.zeros(0, dt))
-        weights = [np.asarray(e[2]) for e in edges]
-        wdt = np.result_type(*weights) if weights else np.int64
-        labels = [g.labels for g in parts]
-        return cls(sizes, eptr, cat(0, np.int32), cat(1, np.int32), cat(2, wdt),
-                   labels=labels if any(lab is not None for lab in labels) else None)
+        sizes, eptr, src, dst, weight, labels = from_list(graphs, missing)
+        return cls(sizes, eptr, src, dst, weight, labels=labels)
 
     @classmethod
     def from_padded(cls, array, sizes=None, *, missing=np.inf) -> "GraphBatch":
@@ -192,6 +185,10 @@ class GraphBatch:
         bad = _first(xp, (sizes < 0) | (sizes > size))
         if bad is not None:
             raise FloydwarpError(f"graph {bad}: size {int(sizes[bad])} is out of range 0..{size} (the padded N)")
+        if xp is np:
+            from .lists import from_padded_host
+
+            return cls(*from_padded_host(a, sizes, missing))
         if a.dtype.kind == "b":
             a = a.astype(xp.int64)
         r = xp.arange(size)

@@ -10,6 +10,7 @@ import numpy as np
 from ..arrays import is_device_array, to_host
 from ..cycles import NegativeCycles
 from ..errors import FloydwarpError
+from ..casts import to_float64
 from ..result import Result
 
 _FORMAT = "floydwarp-batch"
@@ -22,8 +23,10 @@ class BatchResult:
     ----------
     dist : array (B, N, N)
         Distances on the input's device; graph g is ``dist[g, :sizes[g], :sizes[g]]``.
-        Unreachable pairs and the padding hold ``inf`` (``np.inf`` for floats, the dtype's
-        INF for integers: 255 for uint8).
+        Unreachable pairs and the padding hold ``inf``: ``np.inf`` for floats, the dtype's
+        finite INF marker for integers (255 uint8, 16383 int16, 2**30 - 1 int32, 2**62 - 1
+        int64), so compare with ``dist >= inf``, not with ``np.inf``; :meth:`to_dense`
+        gives float64 with ``np.inf`` (:func:`floydwarp.solve_batch`'s notes).
     pred : array (B, N, N) of int32 or None
         Predecessors (-9999 for none, padding included) when asked for.
     sizes : ndarray (B,)
@@ -92,6 +95,11 @@ class BatchResult:
 
     def __iter__(self):
         return (self[g] for g in range(len(self)))
+
+    def to_dense(self):
+        """``dist`` as float64 (B, N, N) with ``np.inf`` for unreachable pairs and the padding
+        (on ``dist``'s device)."""
+        return to_float64(self.dist, self.inf)
 
     # ------------------------------------------------------------------ devices
     def _with(self, move) -> "BatchResult":

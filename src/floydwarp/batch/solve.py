@@ -61,8 +61,30 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     Returns
     -------
     BatchResult
-        ``dist`` (B, N, N) with unreachable pairs and padding at ``inf``, ``sizes``,
-        ``negative_cycle`` flags, and ``result[g]``: graph g as a :class:`floydwarp.Result`.
+        ``dist`` (B, N, N), ``sizes``, ``negative_cycle`` flags, and ``result[g]``: graph g
+        as a :class:`floydwarp.Result`.
+
+    Notes
+    -----
+    **What ``dist`` holds.**  Its dtype is ``r.dtype``: with ``dtype="auto"`` the narrowest
+    that holds every distance -- uint8 for hop counts below 255 (``unweighted=True``, or
+    ``max_distance`` below 255), else int16, int32 or int64 for integer weights, float64
+    (or float32 when asked) for real ones.  Unreachable pairs *and the padding* hold
+    ``r.inf``, the dtype's INF marker: ``np.inf`` only for float dtypes; for integers it is
+    a finite number -- 255 (uint8), 16383 (int16), 2**30 - 1 (int32), 2**62 - 1 (int64).
+    So test integer distances with ``r.dist >= r.inf`` (or ``== r.inf``), never against
+    ``np.inf``: ``r.dist == np.inf`` is all False for integers.  ``r.to_dense()`` converts
+    to float64 with ``np.inf`` at those places (``r[g].to_dense()`` for one graph, without
+    padding); ``r.dist.astype(float)`` alone would keep 255 or 16383 as distances.
+
+    >>> import numpy as np, floydwarp as fw
+    >>> r = fw.solve_batch([np.array([[0, 3.0], [np.inf, 0]]), np.zeros((1, 1))])
+    >>> r.dtype.name, int(r.inf), r.dist[0].tolist()
+    ('int16', 16383, [[0, 3], [16383, 0]])
+    >>> bool((r.dist == np.inf).any()), int((r.dist >= r.inf).sum())    # 1 unreachable + 3 padding
+    (False, 4)
+    >>> r.to_dense()[0].tolist(), r[1].to_dense().tolist()
+    ([[0.0, 3.0], [inf, 0.0]], [[0.0]])
 
     Examples
     --------

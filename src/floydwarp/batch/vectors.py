@@ -240,3 +240,36 @@ def store_vector(typingctx, out, oi, d, di, valid, threshold, out_inf, top):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def minplus_row_last(typingctx, d, di, p, pi, a, r, ri, nv, k):
+    """One pivot of a row with the last pivot that improved each entry (Graphormer's
+    ``path``): ``c = a + r[ri:ri + W]``; where ``c < d[di:di + W]``, ``d`` takes ``c`` and
+    ``p[pi:pi + W]`` takes ``k``.  ``d``, ``r`` and ``p`` share one dtype (an unsigned one:
+    saturating sums, ``k`` below its maximum), so both rows move in vectors of one width."""
+    if not _same_dtype(d, r, p):
+        return None
+    sig = types.void(d, di, p, pi, a, r, ri, nv, k)
+
+    def codegen(context, builder, signature, args):
+        d_, di_, p_, pi_, a_, r_, ri_, nv_, k_ = args
+        types_ = signature.args
+        dtype = types_[0].dtype
+        rows = _Rows(context, builder, (types_[0], types_[2], types_[5]), (d_, p_, r_))
+        vops = _Ops(builder, dtype, rows.vector)
+        va = _splat(builder, context.cast(builder, a_, types_[4], dtype), rows.vector)
+        vk = _splat(builder, context.cast(builder, k_, types_[8], dtype), rows.vector)
+
+        def body(off):
+            at_d, at_p = builder.add(di_, off), builder.add(pi_, off)
+            old = rows.load(0, at_d)
+            cand = vops.plus(va, rows.load(2, builder.add(ri_, off)))
+            wins = vops.less(cand, old)
+            rows.store(builder.select(wins, cand, old), 0, at_d)
+            rows.store(builder.select(wins, vk, rows.load(1, at_p)), 1, at_p)
+
+        _vector_loop(builder, nv_, types_[7], rows.vector.count, body)
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -26,7 +26,8 @@ STUDY_HELP = {
     "networkx": "NetworkX's closeness, average path length and eccentricity: nx.f(G, backend='floydwarp') vs "
                 "NetworkX itself on sparse and dense graphs (default --sizes 1000,5000,20000)",
     "batch": "many molecule-sized graphs at once vs per-graph loops (SciPy, Graphormer's Cython with "
-             "-O graphormer=PATH, floydwarp's solve): graphs/s",
+             "-O graphormer=PATH, floydwarp's solve): graphs/s, from every input form, and the graph-learning "
+             "drop-ins (Graphormer collate, DGL shortest_dist, the PyG transform); -O parts=pyg,inputs,learn",
     "networkx-stages": "every NetworkX function on the backend, first and second call split into convert, solve, "
                        "reduce, build and dispatch (default --sizes 2000)",
     "small": "microseconds a call on small graphs (n = 1..64 and a mix of 10..40): fw.floyd_warshall, fw.solve "

@@ -1,7 +1,8 @@
 """``batch``: many molecule-sized graphs at once (graph learning's preprocessing).
 
-Batches of B random molecule-like graphs (n uniform in 10..60, a spanning tree plus ring
-closures, both directions stored: about 2.2 edges a vertex; batch/generate.py) in the
+Batches of B random molecule-like graphs (n uniform in 10..60, or ``-O n_min=..`` ``-O
+n_max=..``; a spanning tree plus ring closures, both directions stored: about 2.2 edges a
+vertex; batch/generate.py) in the
 PyTorch Geometric layout, hop counts (every edge weighs 1), B = each of ``--batches``
 (default 10^3, 10^4, 10^5; 10^6 on a GPU).  Side by side, on the same graphs:
 
@@ -26,6 +27,12 @@ The loops run on at most ``-O loop_max=N`` graphs of a batch (default 10^5), the
 ones; their rate then stands for the batch (a record says how many graphs it timed).
 Every loop's distances are checked against floydwarp's batch.  Rates: graphs/s and
 relaxations/s (sum of n^3 / time).
+
+Sections (``-O parts=pyg,inputs,learn``, default all): ``pyg`` (the above), ``inputs`` (the
+same graphs as a dense list, a padded array, a list of SciPy CSR matrices and a list of
+Graphs, each against a SciPy loop over that form: batch_inputs.py), ``learn`` (Graphormer's
+collate, DGL's shortest_dist and the PyG transform on a training batch of the first batch's
+graphs, against what their users run today: batch_learn.py).
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..report import Column, rate_cell, ratio_cell, seconds_cell
-from . import common
+from . import batch_inputs, batch_learn, common
 
 NAME = "batch"
 TITLE = "Many molecule-sized graphs at once: floydwarp batch vs per-graph loops"
@@ -47,10 +54,15 @@ DEFAULT_BATCHES = (1000, 10_000, 100_000)
 GPU_BATCHES = (1000, 10_000, 100_000, 1_000_000)
 SIZES = (10, 60)
 LOOP_MAX = 100_000
+#: the study's sections (``-O parts=...``): PyG arrays vs loops, the other input forms, the
+#: graph-learning drop-ins (on the first batch's first ``-O collate=B`` graphs)
+PARTS = ("pyg", "inputs", "learn")
 
 COLUMNS = [
     Column("method", "method", width=-16),
     Column("backend", "backend", width=-7),
+    Column("input", "input", width=-11),
+    Column("problem", "problem", width=-7),
     Column("graphs", "graphs", lambda v: f"{v:,}", 9),
     Column("timed", "timed_graphs", lambda v: f"{v:,}", 9),
     Column("time", "time_s", seconds_cell, 9),
@@ -58,9 +70,11 @@ COLUMNS = [
     Column("kernel", "compute_s", seconds_cell, 9),
     Column("sys", "sys_s", seconds_cell, 8),
     Column("graphs/s", "graphs_per_s", rate_cell, 9),
+    Column("us/graph", "us_per_graph", lambda v: f"{v:.3g}", 8),
     Column("relax/s", "relaxations_per_s", rate_cell, 9),
     Column("vs scipy", "speedup_vs_scipy", ratio_cell, 9),
     Column("vs graphormer", "speedup_vs_graphormer", ratio_cell, 13),
+    Column("vs loop", "speedup_vs_loop", ratio_cell, 8),
     Column("exact", "matches", width=6),
 ]
 
@@ -93,6 +107,8 @@ def run(config, *, command=None, on_record=None) -> dict:
                                                                                        else []), study=NAME)
     batches = list(config.batches or (GPU_BATCHES if "gpu" in backends else DEFAULT_BATCHES))
     loop_max = int(config.options.get("loop_max", LOOP_MAX))
+    parts = _parts(config.options.get("parts"))
+    n_range = (int(config.options.get("n_min", SIZES[0])), int(config.options.get("n_max", SIZES[1])))
     try:
         graphormer = load_graphormer(config.options.get("graphormer"))
         graphormer_note = None
@@ -104,9 +120,9 @@ def run(config, *, command=None, on_record=None) -> dict:
     for count in batches:
         from ...batch.generate import molecules
 
-        edge_index, ptr = molecules(count, sizes=SIZES, seed=config.seed)
+        edge_index, ptr = molecules(count, sizes=n_range, seed=config.seed)
         sizes = np.diff(ptr)
-        base = {"graphs": count, "n_min": SIZES[0], "n_max": SIZES[1], "edges": int(edge_index.shape[1]),
+        base = {"graphs": count, "n_min": n_range[0], "n_max": n_range[1], "edges": int(edge_index.shape[1]),
                 "relaxations": float((sizes.astype(np.float64) ** 3).sum()), "dtype": "uint8"}
         done = {}
         for backend in backends:
@@ -114,6 +130,10 @@ def run(config, *, command=None, on_record=None) -> dict:
             done[backend] = (emit(rec), dist)
         reference = next(iter(done.values()))[1]
         timed = min(count, loop_max)
+        if "cpu" in backends and "inputs" in parts:
+            batch_inputs.records(count, edge_index, ptr, config, base, loop_max, done["cpu"][1], emit)
+        if "learn" in parts and count == batches[0]:
+            batch_learn.records(edge_index, ptr, backends, config, graphormer, graphormer_note, emit)
         loops = {"scipy loop": _scipy_loop, "graphormer loop": _graphormer_loop(graphormer),
                  "floydwarp loop": _floydwarp_loop}
         loop_records = {}
@@ -130,6 +150,21 @@ def run(config, *, command=None, on_record=None) -> dict:
                 if rec.get("status") == "ok" and other.get("status") == "ok":
                     rec[key] = rec["graphs_per_s"] / other["graphs_per_s"]
     return common.payload(NAME, config, env, records)
+
+
+def _parts(text):
+    """The study's sections (``-O parts=pyg,inputs``; default all); the PyG batch always runs
+    (every other section is checked against it)."""
+    if text is None:
+        return set(PARTS)
+    wanted = {p.strip() for p in str(text).split(",") if p.strip()}
+    unknown = wanted - set(PARTS)
+    if unknown:
+        from ...errors import FloydwarpError
+
+        raise FloydwarpError(f"unknown batch study part(s) {', '.join(sorted(unknown))}; choose from "
+                             f"{', '.join(PARTS)}")
+    return wanted | {"pyg"}
 
 
 def _batch_record(backend, edge_index, ptr, config, base):
@@ -165,8 +200,9 @@ def _batch_record(backend, edge_index, ptr, config, base):
         t, result, split = once()
         runs.append((t, split))
     t, split = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
-    rec = {**base, "method": "floydwarp batch", "backend": backend, "status": "ok", "timed_graphs": base["graphs"],
-           "time_s": t, "times_s": [run[0] for run in runs], **split, "graphs_per_s": base["graphs"] / t,
+    rec = {**base, "method": "floydwarp batch", "backend": backend, "input": "pyg", "problem": "hops", "status": "ok",
+           "timed_graphs": base["graphs"], "time_s": t, "times_s": [run[0] for run in runs], **split,
+           "graphs_per_s": base["graphs"] / t, "us_per_graph": t / base["graphs"] * 1e6,
            "relaxations_per_s": base["relaxations"] / t, "kernel_relaxations_per_s": base["relaxations"] /
            split["compute_s"], "padded_n": int(result.dist.shape[1]), "output_bytes": int(result.dist.nbytes),
            "kernel_dtype": result.metadata.get("kernel_dtype"), "matches": True}
@@ -196,8 +232,9 @@ def _loop_record(method, loop, edge_index, ptr, timed, reference, config, base):
     t = statistics.median(times)
     relax = float((sizes.astype(np.float64) ** 3).sum())
     matches = _matches(out, reference, timed)
-    return {**base, "method": method, "backend": "cpu", "status": "ok", "timed_graphs": timed, "time_s": t,
-            "times_s": times, "graphs_per_s": timed / t, "relaxations_per_s": relax / t, "matches": matches}
+    return {**base, "method": method, "backend": "cpu", "input": "pyg", "status": "ok", "timed_graphs": timed,
+            "time_s": t, "times_s": times, "graphs_per_s": timed / t, "us_per_graph": t / timed * 1e6,
+            "relaxations_per_s": relax / t, "matches": matches}
 
 
 def _matches(out, reference, timed) -> bool:
@@ -271,11 +308,20 @@ def summary_lines(data) -> list[str]:
     for r in recs:
         if r["method"] != "floydwarp batch":
             continue
-        text = (f"batch/{r['backend']}, B = {r['graphs']:,}: {r['time_s']:.3g} s, {rate_cell(r['graphs_per_s'])} "
+        form = "" if r.get("input", "pyg") == "pyg" else f" from a {r['input']} ({r['problem']})"
+        text = (f"batch/{r['backend']}{form}, B = {r['graphs']:,}: {r['time_s']:.3g} s, {rate_cell(r['graphs_per_s'])} "
                 f"graphs/s, {rate_cell(r['relaxations_per_s'])} relax/s")
         for key, name in (("speedup_vs_scipy", "SciPy loop"), ("speedup_vs_graphormer", "Graphormer loop")):
             if r.get(key):
                 text += f", {ratio_cell(r[key])} the {name}"
+        lines.append(text)
+    for r in recs:
+        if r.get("library") != "floydwarp":
+            continue
+        text = f"{r['method']} ({r['backend']}), {r['graphs']} graphs: {seconds_cell(r['time_s'])}"
+        for key, name in (("speedup_vs_graphormer", "Graphormer's Cython"), ("speedup_vs_loop", "DGL's loop")):
+            if r.get(key):
+                text += f", {ratio_cell(r[key])} {name}"
         lines.append(text)
     return lines
 
@@ -288,7 +334,12 @@ def plots(data, out_dir, ceilings=None, prefix=""):
         return []
     groups = {}
     for r in recs:
-        groups.setdefault(f"{r['method']} ({r['backend']})", []).append(r)
+        if r.get("library"):                  # the learn section: one batch, no line to draw
+            continue
+        form = r.get("input", "pyg")
+        label = f"{r['method']} ({r['backend']})" if form == "pyg" else \
+            f"{r['method']} ({r['backend']}, {form}{', ' + r['problem'] if r.get('problem') else ''})"
+        groups.setdefault(label, []).append(r)
     path = Path(out_dir) / f"{prefix}{NAME}-graphs-per-s.png"
     P.line_plot([{"label": k, "x": [r["graphs"] for r in v], "y": [r["graphs_per_s"] for r in v]}
                  for k, v in groups.items()], path, xlabel="graphs in the batch (B)", ylabel="graphs per second",

@@ -14,6 +14,10 @@
 // W is the arithmetic type (int for int16/int32 distances, whose sums fit in it), O the
 // stored type.  Unreachable entries (>= threshold) and the padding become out_inf;
 // with clip, reachable entries above maxd become maxd.
+//
+// LASTK (with PRED): pred[i][j] is the last pivot k that made d[i][j] strictly smaller, -1
+// for none (Graphormer's ``path`` matrix, floydwarp.learn.graphormer), instead of the
+// predecessor; as every round reads only round k - 1's values, it is the textbook order's.
 #include "common.cuh"
 
 #define FW_NONE (-9999)
@@ -57,7 +61,7 @@ __device__ __forceinline__ O fw_store(W v, W threshold, O out_inf, int clip, W m
 
 // Buckets: graphs order[first[b] .. first[b] + count[b]) have size size[b]; bucket b runs
 // on CTAs cta[b] .. cta[b + 1] - 1, groups[b] graphs a CTA.  Launch with 16 * RPT threads.
-template <typename W, typename O, int RPT, bool PRED>
+template <typename W, typename O, int RPT, bool PRED, bool LASTK>
 __global__ void __launch_bounds__(16 * RPT)
 fw_batch_small(const int* __restrict__ order, const int* __restrict__ size, const int* __restrict__ first,
                const int* __restrict__ count, const int* __restrict__ groups, const int* __restrict__ cta, int nb,
@@ -104,7 +108,7 @@ fw_batch_small(const int* __restrict__ order, const int* __restrict__ size, cons
     for (int r = 0; r < RPT; ++r) {
         const int i = i0 + r;
         v[r] = (active && i < n) ? s[i * n + j] : inf;
-        if (PRED) p[r] = (v[r] < inf && i != j) ? i : FW_NONE;
+        if (PRED) p[r] = LASTK ? -1 : ((v[r] < inf && i != j) ? i : FW_NONE);
         if (active && i < n) {
             if (i == 0) {
                 rowk[j] = v[r];
@@ -127,7 +131,7 @@ fw_batch_small(const int* __restrict__ order, const int* __restrict__ size, cons
                     const W c = fw_cand(col[r], bk, ninf, clamp != 0);
                     if (c < v[r]) {
                         v[r] = c;
-                        if (PRED) p[r] = pk;
+                        if (PRED) p[r] = LASTK ? k : pk;
                     }
                 }
             }
