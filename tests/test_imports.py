@@ -193,7 +193,8 @@ CROSSINGS = {
     ("floydwarp.nx_backend.dispatch", "floydwarp.cpu.storage"): "the memory a NetworkX call may take",
     **{("floydwarp.learn.graphormer", f"floydwarp.{m}"): "Graphormer's drop-ins run the batch engines' kernels "
        "themselves: a one-graph call takes microseconds, less than solve()'s dispatch, and a collate's edge "
-       "inputs are kernels of their own" for m in ("batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu")},
+       "inputs are kernels of their own"
+       for m in ("batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu")},
 }
 
 
