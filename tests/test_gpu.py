@@ -16,7 +16,7 @@ cp = require_gpu()
 import floydwarp as fw  # noqa: E402
 from floydwarp import registry  # noqa: E402
 from floydwarp.arrays import to_host  # noqa: E402
-from floydwarp.errors import DtypeError, FloydwarpError  # noqa: E402
+from floydwarp.errors import DeviceError, DtypeError, FloydwarpError  # noqa: E402
 from floydwarp.generate import erdos_renyi  # noqa: E402
 from floydwarp.predecessors import NO_PREDECESSOR, walk  # noqa: E402
 
@@ -275,7 +275,9 @@ def test_phase_timings():
     r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", fast_variant="wide", wide_width=256,
                  phases=True)
     assert {"phase1", "phase2", "phase3"} <= set(r.timings)
-    assert sum(r.timings[p] for p in ("phase1", "phase2", "phase3")) <= r.timings["compute"] * 1.01
+    # each phase lies within the rounds; their sum may exceed them where the lookahead's pivot work runs
+    # beside phase 3 (a GPU shared with other processes spreads the kernels enough to show it)
+    assert all(r.timings[p] <= r.timings["compute"] * 1.01 for p in ("phase1", "phase2", "phase3"))
 
 
 def test_bad_options():
@@ -349,7 +351,7 @@ def test_cupy_negative_cycle(dtype):
 # ---------------------------------------------------------------------- errors, progress, ceilings
 def test_too_large_for_memory_is_refused_before_allocating():
     g = fw.Graph.from_edges(np.zeros(0, int), np.zeros(0, int), n=400_000)
-    with pytest.raises(FloydwarpError, match=r"needs \d+ bytes .* only \d+ bytes"):
+    with pytest.raises(DeviceError, match=r"needs \d+ bytes .* only \d+ bytes"):      # the device's limit
         fw.solve(g, backend="gpu", algorithm="blocked", dtype="int32")
     # "fast" would stream it from host memory, which has no room for 640 GB either
     with pytest.raises(FloydwarpError, match="in host memory"):

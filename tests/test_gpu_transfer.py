@@ -187,7 +187,9 @@ def test_the_last_round_sends_rows_home_as_it_finishes_them(tiny_chunks, monkeyp
 
     monkeypatch.setattr(delivery, "EARLY_MIN_BYTES", 0)
     if pinned:
-        monkeypatch.setattr(tiny_chunks, "DIRECT_BYTES", 1 << 40)
+        from floydwarp.gpu import staging
+
+        monkeypatch.setattr(staging, "DIRECT_BYTES", 1 << 40)
     else:
         monkeypatch.setattr(tiny_chunks, "PIECE_BYTES", 64 << 10)
     g = fw.generate.erdos_renyi(n, 3, seed=n, weights=(1, 5), potential=2)

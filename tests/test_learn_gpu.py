@@ -84,7 +84,7 @@ def test_pyg_transform_on_cuda_tensors():
     batch = pyg_data.Batch.from_data_list(datas)
     for kwargs in ({}, {"layout": "dense"}, {"paths": 4}):
         t = ShortestPathDistance(**kwargs)
-        on_gpu = t(batch.to("cuda"))
+        on_gpu = t(batch.clone().to("cuda"))          # Batch.to moves the batch itself
         on_cpu = t(batch)
         assert on_gpu.spd.device.type == "cuda"
         for key in ("spd", "spd_index", "spd_path"):

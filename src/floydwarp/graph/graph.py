@@ -384,14 +384,17 @@ class Graph(StartMatrix):
         return WeightStats(n, conv(low), conv(high), integral), edges
 
     def _sorted_edges(self):
-        """The edges, sorted by (source, target) (kept sorted once sorted)."""
-        if not self._sorted:
-            src, dst, w = self.edges()
-            if not edge_passes().edges_in_order(src, dst, self.n):
-                self._edges = new_edge_arrays(src.size, w.dtype)
-                sort_edges(self.n, (src, dst, w), new_edge_arrays(src.size, w.dtype), self._edges)
-            self._sorted = True
-        return self._edges
+        """The edges, sorted by (source, target) (kept sorted once sorted; a GPU-drawn graph's
+        come to the host here, in order already)."""
+        edges = self.edges()
+        if self._sorted:
+            return edges
+        src, dst, w = edges
+        if not edge_passes().edges_in_order(src, dst, self.n):
+            edges = new_edge_arrays(src.size, w.dtype)
+            sort_edges(self.n, (src, dst, w), new_edge_arrays(src.size, w.dtype), edges)
+        self._edges, self._sorted = edges, True
+        return edges
 
     def edges_of_rows(self, lo, hi):
         """The edges leaving vertices lo..hi-1, sorted by (source, target) (the graph keeps its
