@@ -18,33 +18,20 @@ broadcast, only to hand each other the events; the GPUs never wait for the host.
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 from ..errors import DeviceError
 from ..grid import ProcessGrid
-from .control import BrokenOff
+from .control import Meeting
 
 
-class PeerGroup:
+class PeerGroup(Meeting):
     """The members of one communicator (a process row or column): threads of this process,
-    one per GPU, meeting at a barrier."""
+    one per GPU, meeting at a barrier; each one's slot holds its event after its copy."""
 
     def __init__(self, size: int, timeout: float):
-        self.size = size
-        self.barrier = threading.Barrier(size, timeout=timeout)
+        super().__init__(size, timeout)
         self.posted = None                   # the root's (pointer, device, event, bytes)
-        self.copied = [None] * size          # each member's event after its copy
-
-    def meet(self) -> None:
-        try:
-            self.barrier.wait()
-        except threading.BrokenBarrierError:
-            raise BrokenOff("a broadcast between GPUs broke off: another GPU's thread failed or did not "
-                            "arrive in time") from None
-
-    def abort(self) -> None:
-        self.barrier.abort()
 
 
 @dataclass
@@ -86,17 +73,17 @@ class PeerLinks:
         group, me = comm
         if me == root:
             group.posted = (array.data.ptr, array.device.id, stream.record(), array.nbytes)
-        group.meet()                         # the root's event is posted
+        group.wait()                         # the root's event is posted
         ptr, device, ready, nbytes = group.posted
         if me != root:
             if nbytes != array.nbytes:
                 raise DeviceError(f"broadcast of {nbytes} bytes into a {array.nbytes}-byte buffer")
             stream.wait_event(ready)
             cp.cuda.runtime.memcpyPeerAsync(array.data.ptr, array.device.id, ptr, device, nbytes, stream.ptr)
-            group.copied[me] = stream.record()
-        group.meet()                         # every copy is queued
+            group.slots[me] = stream.record()
+        group.wait()                         # every copy is queued
         if me == root:
-            for member, event in enumerate(group.copied):
+            for member, event in enumerate(group.slots):
                 if member != root:
                     stream.wait_event(event)
 
