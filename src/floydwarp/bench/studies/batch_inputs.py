@@ -95,11 +95,11 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
                 given = obj.batch() if isinstance(obj, _Adjacency) else obj
                 return solve_batch(given, backend="cpu", **kwargs, **extra)
 
-            t, r = _median_call(call, config.repeats)
+            t, times, r = _median_call(call, config.repeats)
             dist = r.dist
             matches = bool(np.array_equal(np.where(dist >= r.inf, 255, dist).astype(np.uint8), reference))
             rec = {**base, "method": "floydwarp batch", "backend": "cpu", "input": form, "problem": problem,
-                   "status": "ok", "timed_graphs": count, "time_s": t, "graphs_per_s": count / t,
+                   "status": "ok", "timed_graphs": count, "time_s": t, "times_s": times, "graphs_per_s": count / t,
                    "us_per_graph": t / count * 1e6, "relaxations_per_s": base["relaxations"] / t,
                    "dtype": r.dtype.name, "kernel_dtype": r.metadata.get("kernel_dtype"), "matches": matches,
                    "scipy_input": SCIPY_INPUT[form]}
@@ -110,7 +110,8 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
 
 
 def _median_call(call, repeats):
-    """``(median seconds, last result)`` of ``repeats`` calls after one warm-up call."""
+    """``(median seconds, every call's seconds, last result)`` of ``repeats`` calls after one
+    warm-up call."""
     call()
     times, result = [], None
     for _ in range(max(1, repeats)):
@@ -118,17 +119,17 @@ def _median_call(call, repeats):
         t0 = time.perf_counter()
         result = call()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
+    return statistics.median(times), times, result
 
 
 def _scipy_record(name, mats, reference, config, base):
     from scipy.sparse.csgraph import floyd_warshall
 
     count = len(mats)
-    t, out = _median_call(lambda: [floyd_warshall(m) for m in mats], min(config.repeats, 3))
+    t, times, out = _median_call(lambda: [floyd_warshall(m) for m in mats], min(config.repeats, 3))
     matches = all(np.array_equal(np.where(np.isinf(d), 255, d).astype(np.uint8),
                                  reference[g, :d.shape[0], :d.shape[0]]) for g, d in enumerate(out))
     sizes = np.array([m.shape[0] for m in mats], dtype=np.float64)
     return {**base, "method": "scipy loop", "backend": "cpu", "input": name, "status": "ok", "timed_graphs": count,
-            "time_s": t, "graphs_per_s": count / t, "us_per_graph": t / count * 1e6,
+            "time_s": t, "times_s": times, "graphs_per_s": count / t, "us_per_graph": t / count * 1e6,
             "relaxations_per_s": float((sizes ** 3).sum()) / t, "matches": matches}
