@@ -93,6 +93,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--multi-hop", type=int, default=5, help="the timed collate's multi_hop_max_dist (Graphormer's "
+                    "data set passes 5)")
+    ap.add_argument("--spatial-max", type=int, default=1024, help="its spatial_pos_max (the data set's: 1024)")
     ap.add_argument("--json", help="write the result here")
     args = ap.parse_args(argv)
     sys.path.insert(0, args.algos)
@@ -161,10 +164,11 @@ def time_collate(algos, fwg, graphs, args):
 
     def theirs():
         items = [graphormer_item(algos, n, ei, attr) for n, ei, attr in graphs]
-        return graphormer_collate([(M, e) for M, _, e, _ in items], 20, 20)
+        return graphormer_collate([(M, e) for M, _, e, _ in items], args.multi_hop, args.spatial_max)
 
     def ours():
-        out = fwg.collate(data, backend=args.backend)
+        out = fwg.collate(data, multi_hop_max_dist=args.multi_hop, spatial_pos_max=args.spatial_max,
+                          backend=args.backend)
         if args.backend == "gpu":
             import cupy
 
@@ -181,6 +185,7 @@ def time_collate(algos, fwg, graphs, args):
             runs.append(time.perf_counter() - t0)
         times[name] = float(np.median(runs))
     times["collate_graphs"] = len(graphs)
+    times["multi_hop_max_dist"], times["spatial_pos_max"] = args.multi_hop, args.spatial_max
     times["speedup"] = times["graphormer_s"] / times["floydwarp_s"]
     return times
 

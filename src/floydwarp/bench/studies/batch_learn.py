@@ -6,7 +6,9 @@ today, on batches of ``-O collate=B`` molecule-like graphs (default 256, a train
     integer bond features) vs Graphormer's own path: its Cython ``algos.floyd_warshall`` and
     ``algos.gen_edge_input`` per graph as ``preprocess_item`` calls them, then the
     collator's padding (NumPy here); with ``-O graphormer=PATH`` only (skipped otherwise).
-    Checked equal.
+    Checked equal.  ``multi_hop_max_dist`` and ``spatial_pos_max`` are what Graphormer's
+    training data set passes its collator (graphormer/data/dataset.py: 5 and 1024; ``-O
+    multi_hop=D -O spatial_pos_max=M``).
 ``dgl shortest_dist``
     :func:`floydwarp.learn.dgl.shortest_dist_batch` with paths vs the per-graph loop DGL's
     ``shortest_dist(g, return_paths=True)`` runs (SciPy's ``shortest_path`` with
@@ -24,6 +26,8 @@ import time
 import numpy as np
 
 COLLATE = 256
+#: what Graphormer's BatchedDataDataset passes its collator
+MULTI_HOP, SPATIAL_POS_MAX = 5, 1024
 
 
 def records(edge_index, ptr, backends, config, graphormer, graphormer_note, emit) -> list:
@@ -81,13 +85,16 @@ def _sync(backend):
 def _graphormer(edge_index, ptr, attr, backends, config, algos, note, base, emit):
     from ...learn import graphormer
 
+    hops = int(config.options.get("multi_hop", MULTI_HOP))
+    far = int(config.options.get("spatial_pos_max", SPATIAL_POS_MAX))
     out, mine = [], {}
     for backend in backends:
         xp = np
         if backend == "gpu":
             import cupy as xp
         graphs = _Graphs(xp.asarray(edge_index), xp.asarray(ptr), xp.asarray(attr))
-        t, got = _timed(lambda: graphormer.collate(graphs, backend=backend), config.repeats, _sync(backend))
+        t, got = _timed(lambda: graphormer.collate(graphs, multi_hop_max_dist=hops, spatial_pos_max=far,
+                                                   backend=backend), config.repeats, _sync(backend))
         mine[backend] = got
         out.append(emit(_record(base, "graphormer collate", backend, t, library="floydwarp",
                                 edge_input_shape=list(got["edge_input"].shape))))
@@ -95,7 +102,7 @@ def _graphormer(edge_index, ptr, attr, backends, config, algos, note, base, emit
         out.append(emit({**base, "method": "graphormer cython collate", "backend": "cpu", "status": "skipped",
                          "note": note or "no Graphormer algos module: -O graphormer=PATH"}))
         return out
-    t, theirs = _timed(lambda: _graphormer_cython(algos, edge_index, ptr, attr), min(config.repeats, 3))
+    t, theirs = _timed(lambda: _graphormer_cython(algos, edge_index, ptr, attr, hops, far), min(config.repeats, 3))
     ref = next(iter(mine.values()))
     matches = all(np.array_equal(_host(ref[k]), v) for k, v in theirs.items())
     rec = emit(_record(base, "graphormer cython collate", "cpu", t, library="graphormer", matches=matches))
@@ -110,9 +117,9 @@ def _host(a):
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def _graphormer_cython(algos, edge_index, ptr, attr):
+def _graphormer_cython(algos, edge_index, ptr, attr, hops, far):
     """Graphormer's preprocess_item (its shortest-path fields) per graph, then its collator's
-    padding of them: spatial_pos, edge_input (multi_hop_max_dist 20), attn_bias (spatial_pos_max 20)."""
+    padding of them: spatial_pos, edge_input (cut at ``hops``), attn_bias (-inf from ``far``)."""
     from ...learn.graphormer import convert_to_single_emb
 
     count = ptr.size - 1
@@ -127,7 +134,7 @@ def _graphormer_cython(algos, edge_index, ptr, attr):
         edge_type = np.zeros((n, n, attr.shape[1]), dtype=np.int64)
         edge_type[s, d] = convert_to_single_emb(attr[a:b]) + 1
         M, path = algos.floyd_warshall(adj)
-        items.append((M, algos.gen_edge_input(np.amax(M), path, edge_type)[:, :, :20]))
+        items.append((M, algos.gen_edge_input(np.amax(M), path, edge_type)[:, :, :hops]))
     size = max(M.shape[0] for M, _ in items)
     depth = max(e.shape[2] for _, e in items)
     spatial = np.zeros((count, size, size), np.int64)
@@ -138,7 +145,7 @@ def _graphormer_cython(algos, edge_index, ptr, attr):
         spatial[g, :n, :n] = M + 1
         edge_input[g, :n, :n, :e.shape[2]] = e + 1
         bias[g, :, :n + 1] = 0
-        bias[g, 1:n + 1, 1:n + 1][M >= 20] = -np.inf
+        bias[g, 1:n + 1, 1:n + 1][M >= far] = -np.inf
     return {"spatial_pos": spatial, "edge_input": edge_input, "attn_bias": bias}
 
 
