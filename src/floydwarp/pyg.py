@@ -93,29 +93,27 @@ class ShortestPathDistance(BaseTransform):
         want_paths = self.paths is not None
         r = solve_batch(batch, unweighted=weight is None, max_distance=self.max_distance, predecessors=want_paths)
         torch_out = True            # PyG holds tensors
-        values = self._values(r)
-        if self.layout == "pairs":
-            values, index = _gathered(values, r.sizes, _ptr_of(batch))
+        values, index = self._distances(r, _ptr_of(batch))
+        if index is not None:
             setattr(data, f"{self.attr}_index", handed_back(index, torch_out))
         setattr(data, self.attr, handed_back(values, torch_out))
         if self.hops and weight is not None:
-            h = solve_batch(batch, unweighted=True)
-            setattr(data, f"{self.attr}_hops", handed_back(self._laid_out(self._values(h), h.sizes), torch_out))
+            hops, _ = self._distances(solve_batch(batch, unweighted=True))
+            setattr(data, f"{self.attr}_hops", handed_back(hops, torch_out))
         if want_paths:
             setattr(data, f"{self.attr}_path", handed_back(self._paths(edge_index, ptr, node_graph, r), torch_out))
         return data
 
     # ------------------------------------------------------------------ pieces
-    def _values(self, r):
-        """(B, N, N) distances as the output dtype, unreachable pairs and padding at the marker."""
-        xp = array_module(r.dist)
+    def _distances(self, r, ptr=None):
+        """``(distances, pairs index or None)`` of a BatchResult in the layout asked for, as the
+        output dtype, unreachable pairs (and the dense layout's padding) at the marker."""
         real = r.dtype.kind == "f"
         mark = self.unreachable if self.unreachable is not None else (np.inf if real else -1)
-        out_dtype = np.float32 if real or not float(mark).is_integer() else np.int64
-        far = r.dist >= r.inf if not real else xp.isinf(r.dist)
-        out = r.dist.astype(out_dtype)
-        out[far] = mark
-        return out
+        dtype = np.dtype(np.float32 if real or not float(mark).is_integer() else np.int64)
+        if self.layout == "dense":
+            return _marked(r.dist, r.inf, mark, dtype), None
+        return _gathered(r.dist, r.sizes, ptr, (r.inf, mark, dtype))
 
     def _laid_out(self, values, sizes):
         """``values`` (B, N, N, ...) in the layout asked for."""
@@ -159,12 +157,21 @@ def _graphs_of(data):
     return xp.asarray([0, int(data.num_nodes)], dtype=xp.int64), None
 
 
-def _gathered(values, sizes, ptr=None):
+def _marked(values, inf, mark, dtype):
+    """``values`` as ``dtype`` with ``mark`` where they reach ``inf`` (the INF marker)."""
+    out = values.astype(dtype)
+    out[values >= inf] = mark
+    return out
+
+
+def _gathered(values, sizes, ptr=None, marking=None):
     """``(pairs, index)``: every graph's n x n block of the padded ``values`` (B, N, N, ...),
     row by row, graph after graph, and (with ``ptr``) the (2, P) node indices of the pairs,
-    graph offset + i and graph offset + j (index None without ``ptr``)."""
+    graph offset + i and graph offset + j (index None without ``ptr``).  ``marking`` =
+    ``(inf, mark, dtype)``: the pairs as ``dtype`` with ``mark`` where they reach ``inf``."""
     xp = array_module(values)
     sizes = np.asarray(sizes, dtype=np.int64)
+    inf, mark, dtype = marking if marking is not None else (None, 0, values.dtype)
     if xp is np:
         from .learn.pairs import gather
 
@@ -173,15 +180,16 @@ def _gathered(values, sizes, ptr=None):
         np.cumsum(squares[:-1], out=start[1:])
         trailing = values.shape[3:]
         width = int(np.prod(trailing))
-        pairs = np.empty((int(squares.sum()), width), values.dtype)
+        pairs = np.empty((int(squares.sum()), width), dtype)
         index = np.empty((2, pairs.shape[0] if ptr is not None else 0), np.int64)
         gather(values.reshape(values.shape[:3] + (width,)), sizes, np.asarray(ptr if ptr is not None else sizes),
-               start, pairs, index)
+               start, pairs, index, inf is not None, values.dtype.type(0 if inf is None else inf), dtype.type(mark))
         return pairs.reshape((-1,) + trailing), (index if ptr is not None else None)
     r = xp.arange(values.shape[1])
     n = xp.asarray(sizes)[:, None, None]
     g, i, j = xp.nonzero((r[None, :, None] < n) & (r[None, None, :] < n))
+    pairs = values[g, i, j] if inf is None else _marked(values[g, i, j], inf, mark, dtype)
     if ptr is None:
-        return values[g, i, j], None
+        return pairs, None
     first = xp.asarray(ptr)[g]
-    return values[g, i, j], xp.stack([first + i, first + j])
+    return pairs, xp.stack([first + i, first + j])
