@@ -160,6 +160,6 @@ def test_batch_files_refuse_unknown_arrays(tmp_path):
     np.savez(path, edge_index=np.array([[0], [1]]), ptr=np.array([0, 2]), edge_weights=np.array([5.0]))
     with pytest.raises(FloydwarpError, match=r"unknown array\(s\) edge_weights in a batch file"):
         GraphBatch.load(path)
-    np.savez(path, edge_index=np.array([[0], [1]]), ptr=np.array([0, 2]), batch=np.array([0, 0]))
-    with pytest.raises(FloydwarpError, match="exactly one of batch="):
+    np.savez(path, edge_index=np.array([[0], [1]]), ptr=np.array([0, 2]), batch=np.array([0, 1]))
+    with pytest.raises(FloydwarpError, match="batch and ptr disagree"):
         GraphBatch.load(path)
