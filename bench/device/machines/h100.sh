@@ -91,3 +91,9 @@ step networkx:nx-tests 40 pytest NETWORKX_TEST_BACKEND=floydwarp NETWORKX_FALLBA
                           networkx.algorithms.tests.test_wiener networkx.algorithms.tests.test_efficiency
 step networkx:study   140 bench networkx --sizes 1000,5000,20000 -r 5 --max-seconds 3
 step networkx:stages  120 bench networkx-stages --sizes 5000,20000
+# learn: the GPU tests of the batch engine and the graph-learning drop-ins, then the batch study's PyG and
+# learn sections on the GPU beside the CPU engines (Graphormer's Cython is not built there: docs/graph-learning.md
+# takes the ratio against its 2-core time)
+step learn:tests      120 pytest -m gpu tests/test_batch_gpu.py tests/test_learn_gpu.py tests/test_pyg.py \
+                          tests/test_learn_graphormer.py tests/test_learn_dgl.py
+step learn:study      150 bench batch --backend gpu,cpu --batches 1000,100000 -O parts=pyg,learn -O loop_max=1000 -r 5
