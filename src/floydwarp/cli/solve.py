@@ -62,8 +62,8 @@ FORMATS = ".in (NTHU homework), .gr (DIMACS), .mtx, .csv/.tsv/.txt (edge lists),
               help="Run as one rank of an MPI job (mpiexec -n P floydwarp solve ... --distributed): the mpi "
                    "backend; rank 0 prints and writes the result.")
 @click.option("--gpus", metavar="N", type=click.IntRange(min=1),
-              help="Run on N GPUs of this machine, one worker process each, started by floydwarp itself (no "
-                   "mpiexec): the multigpu backend (-a gpu-2d, gpu-rows or rows-p2p).")
+              help="Run on N GPUs of this machine, a thread each in this process (no mpiexec): the multigpu "
+                   "backend (-a gpu-2d, gpu-rows or rows-p2p).")
 @click.option("--output", "-o", metavar="OUT", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the result here; format by extension (.npz keeps everything, .out is the NTHU binary).")
 @click.option("--parallel-write", is_flag=True,

@@ -1,1 +1,1 @@
-"""The ``multigpu`` backend: several GPUs of one node, one worker process per GPU, NCCL between them."""
+"""The ``multigpu`` backend: several GPUs of one node, a thread per GPU, panels copied peer to peer."""

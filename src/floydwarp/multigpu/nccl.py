@@ -89,7 +89,7 @@ class GridComms:
 
 
 #: this process's communicators by grid: made once, reused by later runs on the same grid
-#: (the workers of ``--gpus N`` outlive a solve; NCCL's setup is a second or two)
+#: (an MPI job's later solves; NCCL's setup is a second or two)
 _COMMS: dict = {}
 
 

@@ -1,9 +1,9 @@
-"""Multi-GPU Floyd-Warshall: one process per GPU, the matrix in 2D blocks, panels through NCCL.
+"""Multi-GPU Floyd-Warshall: one rank per GPU, the matrix in 2D blocks, panels between the GPUs.
 
-Written once for any control plane (:mod:`floydwarp.multigpu.control`): the ``mpi`` backend
-runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, in :mod:`floydwarp.mpi.gpu`), the
-``multigpu`` backend (:mod:`floydwarp.multigpu.engine`, ``floydwarp solve --gpus N``) in
-worker processes it starts itself.
+Written once for any control plane (:mod:`floydwarp.multigpu.control`) and any links: the ``mpi``
+backend runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, in
+:mod:`floydwarp.mpi.gpu`; NCCL), the ``multigpu`` backend (:mod:`floydwarp.multigpu.engine`,
+``floydwarp solve --gpus N``) in a thread per GPU of the caller's process (peer-to-peer copies).
 
 Distribution (:class:`floydwarp.multigpu.partition.BlockPartition`): panels of ``width``,
 contiguous 2D blocks on a Pr x Pc process grid, each process's block one device matrix.
