@@ -48,10 +48,14 @@ def _module_name(path: Path) -> str | None:
 def _resolve(module: str):
     try:
         return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and (exc.name == module or module.startswith(exc.name + ".")) and exc.name.startswith("floydwarp"):
+    except ImportError as exc:
+        # a module missing here, or an optional package's (floydwarp.pyg says which in an ImportError of its own)
+        missing = exc if isinstance(exc, ModuleNotFoundError) else exc.__cause__ or exc.__context__
+        if not isinstance(missing, ModuleNotFoundError) or not missing.name:
+            raise
+        if (missing.name == module or module.startswith(missing.name + ".")) and missing.name.startswith("floydwarp"):
             raise AssertionError(f"no module {module}") from None
-        pytest.skip(f"{module} needs {exc.name}")
+        pytest.skip(f"{module} needs {missing.name}")
 
 
 def missing_names(path: Path) -> list[str]:
