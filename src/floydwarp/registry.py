@@ -2,7 +2,7 @@
 
 Backends register themselves when their module is imported; the registry
 imports a backend's module only when that backend is first asked for, so
-``import floydwarp`` never imports Numba, CuPy or mpi4py.
+``import floydwarp`` never imports Numba, CuPy or mpi4py::
 
     @register("cpu", "blocked", default=True, description="3-phase blocked FW",
               options={"workdir": "DIR: keep the tiles in memory-mapped files there"})
