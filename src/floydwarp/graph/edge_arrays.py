@@ -65,7 +65,8 @@ def weight_input(a):
     one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that
     int64 does not hold)."""
     arr = np.asarray(a)
-    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+    # compared as uint64: NumPy 1 compares a uint64 with a Python int in float64, where 2**63 + 5 == 2**63 - 1
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(np.iinfo(np.int64).max):
         # the graph keeps integer weights as int64, where these would wrap negative: float64, as SciPy reads them
         return arr.astype(np.float64)
     if arr.dtype.kind in "iuf" and numba_readable(arr.dtype):
