@@ -128,6 +128,35 @@ def test_vectorize_picks_the_vec_variant(fake_gpu):
     assert fields(r.stdout)["backend"] == "reference/numpy", r.output
 
 
+@pytest.mark.parametrize("args, gpus", [
+    (["solve", "-g", "9", "--backend", "gpu"], 1), (["solve", "--backend=gpu", "-g", "9"], 1),
+    (["solve", "-g", "9", "--gpus", "4"], 4), (["solve", "--gpus=2", "x.in"], 2),
+    (["solve", "-g", "9"], 0), (["solve", "-g", "9", "--backend", "cpu"], 0), (["solve", "--gpus"], 0),
+    (["generate", "9", "--backend", "gpu"], 0), ([], 0)])
+def test_the_gpus_a_command_line_names(args, gpus):
+    from floydwarp.cli.solve import gpus_named
+
+    assert gpus_named(args) == gpus
+
+
+def test_starting_the_driver_early_without_one_is_harmless():
+    from floydwarp.gpu import early
+
+    early.begin(2).join(timeout=30)            # no libcuda here, or no GPU: the thread just ends
+
+
+def test_a_summary_leaves_the_result_where_it_was_computed(monkeypatch, tmp_path):
+    """Only a summary printed: the call asks for output="device" (the gpu backend then keeps
+    the matrix in GPU memory); --check, -V or a file want it on the host."""
+    seen = []
+    solve = fw.solve
+    monkeypatch.setattr(fw, "solve", lambda graph, **kw: seen.append((kw["backend"], kw.get("output")))
+                        or solve(graph, **kw))
+    for extra in ([], ["-c"], ["-V"], ["-o", str(tmp_path / "r.npz")]):
+        assert run("solve", "-g", 12, "--backend", "cpu", *extra).exit_code == 0
+    assert [out for backend, out in seen if backend == "cpu"] == ["device", None, None, None]   # (-c: a reference)
+
+
 # ---------------------------------------------------------------- user errors: one line, exit 2
 def test_bad_flag():
     # Click's wording varies ("No such option: --bogus" before 8.2, "No such option '--bogus'." after)

@@ -56,6 +56,9 @@ CHILD = r"""
 import sys
 import numpy as np
 import floydwarp as fw
+from floydwarp.gpu import kcache
+if sys.argv[2] == "unshipped":
+    kcache.PREBUILT = kcache.PREBUILT / "none"               # this test is about the user's cache
 if sys.argv[1] == "forbid":
     from cupy.cuda import compiler
     def refuse(*a, **k):
@@ -72,8 +75,58 @@ def test_a_new_process_loads_its_kernels_without_nvrtc(tmp_path):
 
     require_gpu()
     env = {**os.environ, "FLOYDWARP_CACHE_DIR": str(tmp_path), "CUPY_CACHE_DIR": str(tmp_path / "cupy")}
-    first = subprocess.run([sys.executable, "-c", CHILD, "fill"], env=env, capture_output=True, text=True, check=True)
+    first = subprocess.run([sys.executable, "-c", CHILD, "fill", "unshipped"], env=env, capture_output=True, text=True,
+                           check=True)
     assert list((tmp_path / "kernels").glob("*.json"))
-    second = subprocess.run([sys.executable, "-c", CHILD, "forbid"], env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", CHILD, "forbid", "unshipped"], env=env, capture_output=True,
+                            text=True)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
+
+
+@pytest.mark.gpu
+def test_the_first_run_on_a_shipped_architecture_compiles_nothing(tmp_path):
+    """Empty caches, NVRTC refused: the shipped cubins alone run the solve, and nothing is
+    written to the user's cache."""
+    from conftest import require_gpu
+
+    require_gpu()
+    from floydwarp.gpu import device
+
+    if kcache.shipped_arch(device.current()["cc"]) is None:
+        pytest.skip(f"no kernels are shipped for compute capability {device.current()['cc']}")
+    env = {**os.environ, "FLOYDWARP_CACHE_DIR": str(tmp_path), "CUPY_CACHE_DIR": str(tmp_path / "cupy")}
+    shipped = subprocess.run([sys.executable, "-c", CHILD, "forbid", "shipped"], env=env, capture_output=True,
+                             text=True)
+    assert shipped.returncode == 0, shipped.stderr
+    assert not list(tmp_path.rglob("*.cubin"))
+    compiled = subprocess.run([sys.executable, "-c", CHILD, "fill", "unshipped"], env=env, capture_output=True,
+                              text=True, check=True)
+    assert shipped.stdout == compiled.stdout
+
+
+def test_shipped_architectures():
+    assert [kcache.shipped_arch(cc) for cc in (80, 86, 87, 89, 90)] == ["sm_80"] * 4 + ["sm_90"]
+    assert [kcache.shipped_arch(cc) for cc in (70, 75, 100, 120)] == [None] * 4
+
+
+def test_the_shipped_kernels_are_built_from_todays_sources():
+    """Each shipped module's key is recomputed from the kernel sources as they are now: a
+    kernel edited since tools/build_kernels.py ran fails here (run it on a GPU machine)."""
+    import json
+
+    from floydwarp.gpu import modules
+
+    manifest = json.loads((kcache.PREBUILT / "manifest.json").read_text())
+    assert manifest["options"] == list(modules.OPTIONS)
+    listed = set()
+    for entry in manifest["modules"]:
+        key = kcache.shipped_key(modules.source(entry["file"]), modules.OPTIONS, tuple(entry["names"]), entry["arch"])
+        assert key == entry["key"], f"{entry['file']} changed since its build: run tools/build_kernels.py"
+        for suffix in (".cubin", ".json"):
+            path = kcache.PREBUILT / entry["arch"] / f"{key}{suffix}"
+            assert path.is_file(), path
+            listed.add(path)
+    assert {entry["arch"] for entry in manifest["modules"]} == set(kcache.SHIPPED_ARCHS)
+    present = {p for arch in kcache.SHIPPED_ARCHS for p in (kcache.PREBUILT / arch).iterdir()}
+    assert present == listed                                   # nothing shipped that the manifest does not name

@@ -188,7 +188,7 @@ CROSSINGS = {
     ("floydwarp.cli.solve", "floydwarp.mpi.comm"): "under mpiexec only rank 0 prints",
     **{("floydwarp.cli.solve", f"floydwarp.gpu.{m}"): "the CLI starts the GPU (CuPy, its context, the generator's "
        "kernels) while it reads or draws the graph, and asks whether the GPU can draw it"
-       for m in ("warm", "generate", "device")},
+       for m in ("warm", "generate", "device", "early")},
     ("floydwarp.generate", "floydwarp.gpu.generate"): "erdos_renyi(device=True) draws the graph on the GPU",
     ("floydwarp.nx_backend.dispatch", "floydwarp.cpu.storage"): "the memory a NetworkX call may take",
     **{("floydwarp.learn.graphormer", f"floydwarp.{m}"): "Graphormer's drop-ins run the batch engines' kernels "

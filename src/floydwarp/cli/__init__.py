@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import sys
 
 #: Subcommand modules, in the order ``floydwarp --help`` lists them.
 COMMANDS = (
@@ -29,7 +30,9 @@ for _name in COMMANDS:
 def main(argv=None):
     """Entry point of the ``floydwarp`` script (and ``python -m floydwarp``)."""
     from .app import PROG, app
+    from .solve import start_named_gpus
 
+    start_named_gpus(sys.argv[1:] if argv is None else argv)
     try:
         return app.main(args=argv, prog_name=PROG)
     finally:

@@ -87,10 +87,16 @@ def source(filename: str) -> str:
     return expand(filename)
 
 
+#: ``(filename, name_expressions)`` of every module this process got, in order (tools/build_kernels.py
+#: ships those of its runs)
+LOADED: list = []
+
+
 @functools.lru_cache(maxsize=None)
 def module(filename: str, name_expressions: tuple, cooperative: bool = False):
     """The compiled module of a .cu file and a group of template instances: something whose
     ``get_function(name_expression)`` gives a ``cupy.RawKernel``."""
+    LOADED.append((filename, name_expressions, cooperative))
     if not cooperative:
         from . import kcache
 

@@ -33,6 +33,34 @@ class EdgeBlocks:
         return start.from_edges(tuple(e[a:b] for e in self.edges), self.n, nr, nc, dtype, inf, origin=(r0, c0))
 
 
+class DeviceEdgeBlocks:
+    """Blocks built from edges in GPU memory (``Graph.device_edges``: a graph drawn on one
+    GPU): each GPU copies them from there (over NVLink, milliseconds where the host's edges
+    took seconds to draw and cross the bus) and keeps those inside its block."""
+
+    def __init__(self, edges, n: int):
+        self.edges, self.n = edges, int(n)
+
+    def block(self, part: BlockPartition, grid: ProcessGrid, dtype, inf):
+        from ..gpu import start
+
+        r0, nr = part.row_extent(grid.my_row)
+        c0, nc = part.col_extent(grid.my_col)
+        edges = tuple(_here(a) for a in self.edges)
+        return start.from_device_edges(edges, self.n, nr, nc, dtype, inf, origin=(r0, c0))
+
+
+def _here(a):
+    """CuPy array ``a`` on the current device: itself, or a copy from the GPU that holds it."""
+    import cupy as cp
+
+    if a.device.id == cp.cuda.Device().id:
+        return a
+    copy = cp.empty(a.shape, a.dtype)
+    copy.data.copy_from_device(a.data, a.nbytes)
+    return copy
+
+
 class RowBlocks:
     """Blocks uploaded from host rows: ``read_rows(lo, hi, c0, c1)`` gives rows lo..hi-1,
     columns c0..c1-1 of the start matrix (INF padding around them)."""
@@ -60,7 +88,10 @@ class RowBlocks:
 
 
 def of_graph(graph, dtype, inf):
-    """How a process holding ``graph`` builds its block: from its edges, unless it is dense."""
+    """How a process holding ``graph`` builds its block: from its edges (in GPU memory where it
+    was drawn there), unless it is dense."""
+    if graph.device_edges() is not None:
+        return DeviceEdgeBlocks(graph.device_edges(), graph.n)
     if graph.is_dense:
         return RowBlocks(lambda lo, hi, c0, c1: graph.matrix_rows(lo, hi, dtype, inf)[:, c0:c1])
     return EdgeBlocks(graph.edges_of_rows(0, graph.n), graph.n)

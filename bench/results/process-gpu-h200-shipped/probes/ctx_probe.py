@@ -1,0 +1,10 @@
+import ctypes, time, threading, sys
+t0 = time.perf_counter()
+lib = ctypes.CDLL("libcuda.so.1"); t1 = time.perf_counter()
+r = lib.cuInit(0); t2 = time.perf_counter()
+dev = ctypes.c_int(); ctx = ctypes.c_void_p()
+lib.cuDeviceGet(ctypes.byref(dev), 0)
+r2 = lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev); t3 = time.perf_counter()
+import cupy; t4 = time.perf_counter()
+cupy.cuda.runtime.deviceSynchronize(); t5 = time.perf_counter()
+print(f"dlopen {t1-t0:.3f} cuInit {t2-t1:.3f} ({r}) retain {t3-t2:.3f} ({r2}) import cupy {t4-t3:.3f} cudart+sync {t5-t4:.3f}")
