@@ -130,3 +130,24 @@ def test_the_shipped_kernels_are_built_from_todays_sources():
     assert {entry["arch"] for entry in manifest["modules"]} == set(kcache.SHIPPED_ARCHS)
     present = {p for arch in kcache.SHIPPED_ARCHS for p in (kcache.PREBUILT / arch).iterdir()}
     assert present == listed                                   # nothing shipped that the manifest does not name
+
+
+def test_a_shipped_module_the_driver_refuses_is_a_miss(monkeypatch):
+    """A driver older than the NVRTC that built the shipped cubins refuses them: the module is
+    then compiled as if none were shipped (here, without CuPy, the cache steps aside)."""
+    import json
+
+    from floydwarp.gpu import device, modules
+
+    entry = json.loads((kcache.PREBUILT / "manifest.json").read_text())["modules"][0]
+    monkeypatch.setattr(device, "current", lambda: {"cc": int(entry["arch"].removeprefix("sm_"))})
+    tried = []
+
+    def refused(path, mapping):
+        tried.append(path)
+        raise RuntimeError("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+
+    monkeypatch.setattr(kcache, "Module", refused)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    assert kcache.load(modules.source(entry["file"]), modules.OPTIONS, tuple(entry["names"])) is None
+    assert tried == [kcache.PREBUILT / entry["arch"] / f"{entry['key']}.cubin"]
