@@ -115,5 +115,6 @@ def test_formats():
     assert report.format_seconds(0.000123) == "123 us"
     assert report.format_seconds(0.0123) == "12.3 ms"
     assert report.format_seconds(1.234) == "1.23 s"
+    assert [report.format_seconds(t) for t in (0.9996, 0.0009996, 99.96)] == ["1 s", "1 ms", "100 s"]   # no "1e+03 ms"
     assert report.format_rate(2.01e9) == "2.01 G relax/s"
     assert report.format_rate(math.inf) == "n/a"

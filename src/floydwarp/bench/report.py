@@ -11,11 +11,13 @@ COLUMNS = (("n", 7), ("backend/algorithm", -26), ("dtype", -7), ("block", 5), ("
 
 
 def format_seconds(t: float) -> str:
+    # the unit changes where three significant digits round up to the next one (0.9996 s is
+    # "1 s", not "1e+03 ms")
     if t >= 100:
         return f"{t:.0f} s"
-    if t >= 1:
+    if t >= 0.9995:
         return f"{t:.3g} s"
-    if t >= 1e-3:
+    if t >= 0.9995e-3:
         return f"{t * 1e3:.3g} ms"
     return f"{t * 1e6:.3g} us"
 
