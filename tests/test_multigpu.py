@@ -518,6 +518,23 @@ def test_cli_gpus_checks():
                           env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "backend:   multigpu/gpu-2d" in proc.stdout and "check:     match" in proc.stdout
+    assert "generate" in proc.stdout and "(on the GPU)" in proc.stdout        # --gpus draws the graph there
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+@pytest.mark.parametrize("grid", [(2, 1), (1, 2)])
+def test_a_graph_drawn_on_one_gpu_reaches_every_gpu(grid):
+    """Edges in GPU 0's memory (erdos_renyi(device=True)): each GPU copies them and keeps its
+    block's; the same distances as the host's graph on the CPU."""
+    from floydwarp.generate import erdos_renyi
+
+    for n, potential in ((301, 0), (517, 6)):
+        drawn = erdos_renyi(n, 4, seed=n, weights=(1, 9), potential=potential, device=True)
+        host = erdos_renyi(n, 4, seed=n, weights=(1, 9), potential=potential)
+        r = fw.solve(drawn, backend="multigpu", gpus=2, dtype="int32", block_size=64, grid=grid)
+        np.testing.assert_array_equal(r.dist, fw.solve(host, backend="cpu", dtype="int32").dist)
 
 
 @pytest.mark.gpu
