@@ -275,9 +275,11 @@ def test_phase_timings():
     r = fw.solve(graph(1025, "pos"), backend="gpu", algorithm="fast", fast_variant="wide", wide_width=256,
                  phases=True)
     assert {"phase1", "phase2", "phase3"} <= set(r.timings)
-    # each phase lies within the rounds; their sum may exceed them where the lookahead's pivot work runs
-    # beside phase 3 (a GPU shared with other processes spreads the kernels enough to show it)
-    assert all(r.timings[p] <= r.timings["compute"] * 1.01 for p in ("phase1", "phase2", "phase3"))
+    # phase 3 runs on the main stream, within the rounds.  The lookahead's pivot work (phases 1-2) runs on
+    # a side stream beside phase 3, and its events' spans include the time it waits there for SMs: on a
+    # GPU shared with other processes (pytest -n 12) phase 1's spans summed to more than the rounds
+    assert r.timings["phase3"] <= r.timings["compute"] * 1.01
+    assert all(r.timings[p] > 0 for p in ("phase1", "phase2"))
 
 
 def test_bad_options():
