@@ -54,7 +54,8 @@ SHIPPED_ARCHS = ("sm_80", "sm_90")
 
 
 def shipped_arch(cc: int) -> str | None:
-    """The shipped architecture whose cubins run on compute capability ``cc`` (80 for 86)."""
+    """The shipped architecture whose cubins run on compute capability ``cc`` (``sm_80`` for 86),
+    or None."""
     major, minor = divmod(int(cc), 10)
     arch = "sm_80" if major == 8 else f"sm_{major}{minor}"
     return arch if arch in SHIPPED_ARCHS else None

@@ -87,8 +87,8 @@ def source(filename: str) -> str:
     return expand(filename)
 
 
-#: ``(filename, name_expressions)`` of every module this process got, in order (tools/build_kernels.py
-#: ships those of its runs)
+#: ``(filename, name_expressions, cooperative)`` of every module this process got, in order
+#: (tools/build_kernels.py ships those of its runs)
 LOADED: list = []
 
 
