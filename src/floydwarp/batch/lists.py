@@ -1,19 +1,18 @@
-"""The batch edge list of a list of graphs or of a padded host array (GraphBatch's constructors).
+"""A list of graphs or a padded host array as a batch (GraphBatch's constructors).
 
 Three ways in, the first that applies:
 
 * every member a plain C-ordered NumPy matrix of one dtype (and a padded (B, N, N) host
-  array): read in place by two parallel passes, checks and edge counts, then the edges
-  (convert.py);
+  array): a :class:`~floydwarp.batch.dense.DenseSource`, the matrices read in place
+  (batch/dense.py);
 * every member a SciPy CSR or CSC matrix: their ``indptr``, ``indices`` and ``data``
   concatenated and turned into edges by one parallel pass;
 * anything else :func:`floydwarp.solve` accepts: a :class:`floydwarp.Graph` each, and
   their edges concatenated.
 
-Each returns ``(sizes, eptr, src, dst, weight)``, and the general path the graphs' labels
-too.  The per-graph cost left in Python is a few attribute reads (0.1-1.5 us a graph);
-the first two forms cost 20-30x that before, a Graph and a Numba call a graph.  Errors
-name the graph.
+The last two return ``(sizes, eptr, src, dst, weight, labels)``.  The per-graph cost left
+in Python is a few attribute reads (0.1-1.5 us a graph); these forms cost 20-30x that
+before, a Graph and a Numba call a graph.  Errors name the graph.
 """
 from __future__ import annotations
 
@@ -22,29 +21,30 @@ import sys
 import numpy as np
 
 from ..errors import FloydwarpError
+from .dense import DenseSource
 
 
 def from_list(graphs, missing=np.inf):
-    """``(sizes, eptr, src, dst, weight, labels)`` of a list of graphs; entries of dense
-    matrices equal to ``missing`` (and ``+inf``) are no edge."""
+    """A :class:`DenseSource` of a list of NumPy matrices, else ``(sizes, eptr, src, dst,
+    weight, labels)``; entries of dense matrices equal to ``missing`` (and ``+inf``) are no edge."""
     count = len(graphs)
     if count and all(type(m) is np.ndarray for m in graphs):
         found = _dense_list(graphs, missing)
         if found is not None:
-            return (*found, None)
+            return found
     compressed = _compressed_types()
     if count and all(type(m) in compressed for m in graphs):
         return (*_compressed_list(graphs), None)
     return _general_list(graphs, missing)
 
 
-def from_padded_host(a, sizes, missing):
-    """``(sizes, eptr, src, dst, weight)`` of a host (B, N, N) array and its checked sizes."""
+def from_padded_host(a, sizes, missing) -> DenseSource:
+    """The matrices of a host (B, N, N) array and its checked sizes, read in place."""
     a = _readable(np.ascontiguousarray(a))
     count, size = a.shape[0], a.shape[1]
     block = size * size * a.itemsize
     addresses = a.ctypes.data + block * np.arange(count, dtype=np.int64)
-    return _dense(a.reshape(-1)[:0], addresses, np.full(count, size, np.int64), sizes, missing, "entry")
+    return DenseSource(a.reshape(-1)[:0], addresses, np.full(count, size, np.int64), sizes, missing, "entry", a)
 
 
 # ---------------------------------------------------------------------- dense
@@ -75,53 +75,8 @@ def _dense_list(mats, missing):
     if readable.dtype != dtype and dtype.kind != "b":
         return None                             # converted one by one on the general path
     sizes = np.array(sizes, dtype=np.int64)
-    return _dense(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, missing,
-                  "matrix entry")
-
-
-def _dense(like, addresses, rows, sizes, missing, entry):
-    """Both passes over dense matrices read in place (convert.py): ``like`` is an empty array
-    of their dtype; graph g's row i starts ``i * rows[g]`` entries after ``addresses[g]``;
-    ``entry`` names an entry in errors."""
-    from ..graph.graph import numba_readable
-    from .convert import dense_edges, dense_scan
-
-    dtype = like.dtype
-    if not numba_readable(dtype):
-        raise FloydwarpError(f"cannot read weight matrices of dtype {dtype}")
-    missing, use_missing = _missing(missing, dtype)
-    count = sizes.size
-    counts, bad = np.empty(count, np.int64), np.empty(count, np.int64)
-    dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, bad)
-    flagged = np.flatnonzero(bad >= 0)
-    if flagged.size:
-        g = int(flagged[0])
-        i, j = divmod(int(bad[g]), int(sizes[g]))
-        value = float(np.frombuffer(_entry_bytes(addresses[g], (i * int(rows[g]) + j) * dtype.itemsize,
-                                                 dtype.itemsize), dtype)[0])
-        raise FloydwarpError(f"graph {g}: {entry} [{i}, {j}] has weight {value}: weights must be finite numbers")
-    eptr = np.zeros(count + 1, np.int64)
-    np.cumsum(counts, out=eptr[1:])
-    edges = int(eptr[-1])
-    src, dst, weight = np.empty(edges, np.int32), np.empty(edges, np.int32), np.empty(edges, dtype)
-    dense_edges(addresses, rows, sizes, like, missing, use_missing, eptr, src, dst, weight)
-    return sizes, eptr, src, dst, weight
-
-
-def _entry_bytes(address, offset, itemsize):
-    """The bytes of one entry of a matrix read in place (for an error message)."""
-    import ctypes
-
-    return ctypes.string_at(int(address) + offset, itemsize)
-
-
-def _missing(missing, dtype):
-    """``(missing as a value of dtype, whether any entry can equal it)``: +inf and NaN need no
-    second rule (+inf is absent anyway), nor a value an integer dtype cannot hold."""
-    from ..graph.dense_arrays import missing_value
-
-    value = missing_value(missing, dtype)
-    return (dtype.type(0), False) if value is None else (value, True)
+    return DenseSource(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, missing,
+                       "matrix entry", tuple(mats))
 
 
 # ---------------------------------------------------------------------- SciPy CSR / CSC
