@@ -16,6 +16,8 @@ before, a Graph and a Numba call a graph.  Errors name the graph.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import sys
 
 import numpy as np
@@ -34,7 +36,7 @@ def from_list(graphs, missing=np.inf):
             return found
     compressed = _compressed_types()
     if count and all(type(m) in compressed for m in graphs):
-        return (*_compressed_list(graphs), None)
+        return (*_compressed_list(graphs, compressed), None)
     return _general_list(graphs, missing)
 
 
@@ -80,43 +82,69 @@ def _dense_list(mats, missing):
 
 
 # ---------------------------------------------------------------------- SciPy CSR / CSC
-def _compressed_types() -> frozenset:
-    """SciPy's CSR and CSC classes (matrices and arrays), if SciPy is imported: a set a
-    type is looked up in (0.05 us a member, where ``issparse`` and ``format`` took 1)."""
+def _compressed_types() -> dict:
+    """SciPy's CSR and CSC classes (matrices and arrays), if SciPy is imported, each with
+    whether it stores rows (CSR): a table a type is looked up in (0.05 us a member, where
+    ``issparse`` and ``format`` took 1)."""
     sparse = sys.modules.get("scipy.sparse")
     if sparse is None:
-        return frozenset()
-    names = ("csr_matrix", "csc_matrix", "csr_array", "csc_array")
-    return frozenset(getattr(sparse, name) for name in names if hasattr(sparse, name))
+        return {}
+    names = {"csr_matrix": True, "csc_matrix": False, "csr_array": True, "csc_array": False}
+    return {getattr(sparse, name): rows for name, rows in names.items() if hasattr(sparse, name)}
 
 
-def _compressed_list(mats):
-    """The fast path of a list of SciPy CSR and CSC matrices (their stored entries are the
-    edges, explicit zeros included, as :meth:`floydwarp.Graph.from_scipy` reads them)."""
+#: what is read of every member of a list (the per-member work is C's: map, zip, fromiter,
+#: concatenate; a Python loop over the members cost 1-2 us of the 4-10 a graph took)
+_COMPRESSED_PARTS = operator.attrgetter("shape", "indptr", "indices", "data")
+_GRAPH_SIZE = operator.attrgetter("n")
+_GRAPH_EDGES = operator.methodcaller("edges")
+_GRAPH_LABELS = operator.attrgetter("labels")
+_DTYPE = operator.attrgetter("dtype")
+
+
+def _lengths(arrays, count):
+    return np.fromiter(map(len, arrays), np.int64, count)
+
+
+def _joined(arrays, dtype=None):
+    """The 1-D arrays one after another in one new array of ``dtype`` (default: their common
+    one).  Where they all have it, their bytes are joined by ``bytearray.join``, one C loop
+    (0.1-0.3 us an array of 3,000; np.concatenate, which sets up an assignment per array,
+    took 0.3-0.9); else, or when one is not contiguous, np.concatenate."""
+    dtypes = set(map(_DTYPE, arrays))
+    dtype = np.result_type(*dtypes) if dtype is None else np.dtype(dtype)
+    if dtypes == {dtype}:
+        try:
+            return np.frombuffer(bytearray().join(arrays), dtype)
+        except TypeError:               # a member without a contiguous buffer
+            pass
+    return np.concatenate(arrays, dtype=dtype, casting="same_kind")
+
+
+def _compressed_list(mats, kinds):
+    """The fast path of a list of SciPy CSR and CSC matrices (``kinds``: _compressed_types());
+    their stored entries are the edges, explicit zeros included, as
+    :meth:`floydwarp.Graph.from_scipy` reads them."""
     from .convert import compressed_edges
 
     count = len(mats)
-    sizes, indptrs, indices, data, by_row = [], [], [], [], []
-    for g, m in enumerate(mats):
-        shape = m.shape
-        if shape[0] != shape[1]:
-            raise FloydwarpError(f"graph {g}: a sparse graph must be square (n x n); got shape {shape}")
-        sizes.append(shape[0])
-        indptrs.append(m.indptr)
-        indices.append(m.indices)
-        data.append(m.data)
-        by_row.append(m.format == "csr")
-    sizes = np.array(sizes, dtype=np.int64)
+    shapes, indptrs, indices, data = zip(*map(_COMPRESSED_PARTS, mats))
+    shape = np.fromiter(itertools.chain.from_iterable(shapes), np.int64, 2 * count).reshape(count, 2)
+    bad = np.flatnonzero(shape[:, 0] != shape[:, 1])
+    if bad.size:
+        g = int(bad[0])
+        raise FloydwarpError(f"graph {g}: a sparse graph must be square (n x n); got shape {shapes[g]}")
+    sizes = np.ascontiguousarray(shape[:, 0])
+    by_row = np.fromiter(map(kinds.__getitem__, map(type, mats)), bool, count)
     # one new array each (an astype after would be a second: fresh pages cost here, ~1 ms a MB)
-    ip = np.concatenate(indptrs, dtype=np.int64)
-    ind = np.concatenate(indices, dtype=np.result_type(*{a.dtype for a in indices}))
-    stored = np.fromiter((a.size for a in indices), np.int64, count)
+    ip = _joined(indptrs)
+    ind = _joined(indices)
+    stored = _lengths(indices, count)
     at = np.zeros(count + 1, np.int64)
     np.cumsum(stored, out=at[1:])
     ip_at = np.zeros(count, np.int64)
     np.cumsum(sizes[:-1] + 1, out=ip_at[1:])
-    lengths = np.fromiter((a.size for a in indptrs), np.int64, count)
-    bad = np.flatnonzero(lengths != sizes + 1)
+    bad = np.flatnonzero(_lengths(indptrs, count) != sizes + 1)
     counts = np.zeros(count, np.int64)
     if not bad.size:
         counts = ip[ip_at + sizes]
@@ -129,7 +157,7 @@ def _compressed_list(mats):
     np.cumsum(counts, out=eptr[1:])
     src, dst = np.empty(int(eptr[-1]), np.int32), np.empty(int(eptr[-1]), np.int32)
     codes, where = np.zeros(count, np.int64), np.zeros(count, np.int64)
-    compressed_edges(ip, ip_at, ind, at, sizes, np.array(by_row), eptr, src, dst, codes, where)
+    compressed_edges(ip, ip_at, ind, at, sizes, by_row, eptr, src, dst, codes, where)
     flagged = np.flatnonzero(codes)
     if flagged.size:
         g = int(flagged[0])
@@ -138,7 +166,7 @@ def _compressed_list(mats):
                                  f"to at most its {int(stored[g])} stored entries")
         raise FloydwarpError(f"graph {g}: stored entry {int(where[g])} has index {int(ind[at[g] + where[g]])}, out "
                              f"of range 0..{int(sizes[g]) - 1}")
-    weight = _weights(np.concatenate(data))
+    weight = _weights(_joined(data))
     if not np.array_equal(counts, stored):          # some matrix keeps spare room after its entries
         weight = weight[np.concatenate([np.arange(a, a + c) for a, c in zip(at[:-1], counts)])]
     _refuse_nonfinite(weight, eptr, src, dst)
@@ -165,27 +193,27 @@ def _refuse_nonfinite(weight, eptr, src, dst):
 
 # ---------------------------------------------------------------------- anything else
 def _general_list(graphs, missing):
-    """A :class:`floydwarp.Graph` of each member, their edges concatenated."""
+    """A :class:`floydwarp.Graph` of each member (the members themselves where all are
+    Graphs), their edges concatenated."""
+    from ..graph import Graph
     from ..inputs import as_graph
 
-    parts = []
-    for g, graph in enumerate(graphs):
-        try:
-            parts.append(as_graph(graph, missing=missing))
-        except FloydwarpError as exc:
-            raise type(exc)(f"graph {g}: {exc}") from None
+    parts = graphs
+    if not all(isinstance(graph, Graph) for graph in graphs):
+        parts = []
+        for g, graph in enumerate(graphs):
+            try:
+                parts.append(as_graph(graph, missing=missing))
+            except FloydwarpError as exc:
+                raise type(exc)(f"graph {g}: {exc}") from None
     count = len(parts)
-    sizes = np.fromiter((p.n for p in parts), np.int64, count)
-    edges = [p.edges() for p in parts]
-    counts = np.fromiter((e[0].size for e in edges), np.int64, count)
+    sizes = np.fromiter(map(_GRAPH_SIZE, parts), np.int64, count)
     eptr = np.zeros(count + 1, np.int64)
-    np.cumsum(counts, out=eptr[1:])
     if count:
-        src = np.concatenate([e[0] for e in edges], dtype=np.int32, casting="same_kind")
-        dst = np.concatenate([e[1] for e in edges], dtype=np.int32, casting="same_kind")
-        dtypes = {e[2].dtype for e in edges}
-        weight = np.concatenate([e[2] for e in edges], dtype=np.result_type(*dtypes))
+        srcs, dsts, weights = zip(*map(_GRAPH_EDGES, parts))
+        np.cumsum(_lengths(srcs, count), out=eptr[1:])
+        src, dst, weight = _joined(srcs, np.int32), _joined(dsts, np.int32), _joined(weights)
     else:
         src, dst, weight = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
-    labels = [p.labels for p in parts]
-    return sizes, eptr, src, dst, _weights(weight), labels if any(x is not None for x in labels) else None
+    labels = list(map(_GRAPH_LABELS, parts))
+    return sizes, eptr, src, dst, _weights(weight), labels if labels.count(None) < count else None
