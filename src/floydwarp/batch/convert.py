@@ -62,15 +62,15 @@ def _reduction(name, wins):
     return intrinsic(typer)
 
 
-_least = _reduction("minnum", "<")
-_greatest = _reduction("maxnum", ">")
+least = _reduction("minnum", "<")
+greatest = _reduction("maxnum", ">")
 
 
-def _fractional(x):
+def fractional(x):
     """Whether ``x`` is not an integer (always False for integer types, at compile time)."""
 
 
-@overload(_fractional)
+@overload(fractional)
 def _fractional_impl(x):
     if isinstance(x, types.Integer):
         return lambda x: False
@@ -118,12 +118,12 @@ def dense_scan(addresses, rows, sizes, like, missing, use_missing, top, bottom, 
                 keep = _kept(x, i, j, missing, use_missing)
                 wrong += np.int64((x != x) | (x == -np.inf))
                 kept += np.int64(keep)
-                fractions += np.int64(keep & _fractional(x))
+                fractions += np.int64(keep & fractional(x))
             for j in range(n):      # a loop of its own: with the sums above, LLVM vectorizes neither
                 x = row[j]
                 keep = _kept(x, i, j, missing, use_missing)
-                lo = _least(lo, x if keep else top)
-                hi = _greatest(hi, x if keep else bottom)
+                lo = least(lo, x if keep else top)
+                hi = greatest(hi, x if keep else bottom)
             edges += kept
             if wrong:
                 for j in range(n):
