@@ -92,7 +92,8 @@ def test_nan_refused_as_the_solve_reads_it(monkeypatch):
     clean[0, :, 2:] = np.nan                                   # outside graph 0's 2 x 2 square
     clean[2, 0, 1:] = np.nan
     for unweighted, hop in ((True, 1), (False, 0)):                # zeros are edges
-        assert fw.solve_batch(clean, sizes=sizes, unweighted=unweighted).dist[0, :2, :2].tolist() == [[0, hop], [hop, 0]]
+        r = fw.solve_batch(clean, sizes=sizes, unweighted=unweighted)
+        assert r.dist[0, :2, :2].tolist() == [[0, hop], [hop, 0]]
 
 
 def test_edges_are_made_only_when_asked_and_match_the_general_path(monkeypatch):

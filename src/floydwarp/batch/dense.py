@@ -25,9 +25,6 @@ import numpy as np
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
 
-#: graphs a thread scans at a time (kernels.scan_dense)
-SCAN_CHUNK = 64
-
 
 class DenseSource:
     """B matrices of one dtype read in place (``like``: an empty array of it), kept alive by
@@ -54,14 +51,14 @@ class DenseSource:
                 self.use_missing)
 
     def scan(self):
-        """``(counts, low, high, whole)`` per graph (convert.dense_scan), once; refuses NaN and -inf."""
+        """``(counts, low, high, whole)`` per graph (kernels.scan_dense, or convert.dense_scan for
+        64-bit integers), once; refuses NaN and -inf."""
         if self._scanned is None:
             from .convert import dense_scan
             from .kernels import scan_dense
-            from .vectors import lanes
 
             count, dtype = self.sizes.size, self.dtype
-            # kernels.scan_dense where a wide dtype holds every entry besides its marker (its top)
+            # kernels.scan_dense where a wide dtype holds every entry besides its largest value
             fast = dtype.kind == "f" or dtype.itemsize < 8
             wide = np.dtype(np.float64 if dtype.kind == "f" else np.int64 if fast else dtype)
             info = None if wide.kind == "f" else np.iinfo(wide)
@@ -69,10 +66,8 @@ class DenseSource:
                                                                                       wide.type(info.min))
             counts, bad = np.empty(count, np.int64), np.empty(count, np.int64)
             low, high, whole = np.empty(count, wide), np.empty(count, wide), np.empty(count, bool)
-            if fast:
-                scan_dense(*self.reader(), top, top, bottom, counts, bad, low, high, whole, SCAN_CHUNK, lanes(wide))
-            else:
-                dense_scan(*self.reader(), top, bottom, counts, bad, low, high, whole)
+            scan = scan_dense if fast else dense_scan
+            scan(*self.reader(), top, bottom, counts, bad, low, high, whole)
             self.refuse(bad)
             self._scanned = counts, low, high, whole
         return self._scanned

@@ -64,27 +64,16 @@ class GraphBatch:
             self.dense.scan()
         return self
 
-    # ------------------------------------------------------------------ the edges
+    # ------------------------------------------------------------------ the edges (made from matrices when asked)
     def _edge_arrays(self):
         if self._edges is None:
             self._edges = self.dense.edges()
         return self._edges
 
-    @property
-    def eptr(self):
-        return self._edge_arrays()[0]
-
-    @property
-    def src(self):
-        return self._edge_arrays()[1]
-
-    @property
-    def dst(self):
-        return self._edge_arrays()[2]
-
-    @property
-    def weight(self):
-        return self._edge_arrays()[3]
+    eptr = property(lambda self: self._edge_arrays()[0])
+    src = property(lambda self: self._edge_arrays()[1])
+    dst = property(lambda self: self._edge_arrays()[2])
+    weight = property(lambda self: self._edge_arrays()[3])
 
     # ------------------------------------------------------------------ facts
     @property

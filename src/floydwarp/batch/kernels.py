@@ -20,7 +20,7 @@ from numba import njit, prange
 
 from ..jit import narrow
 from .convert import fractional, greatest, least, matrix_of
-from .vectors import load_vector, minplus_row, minplus_row_pair, store_vector
+from .vectors import lanes, load_vector, minplus_row, minplus_row_pair, store_vector
 
 
 @njit(cache=True)
@@ -186,17 +186,27 @@ def solve_dense(addresses, rows, sizes, like, missing, use_missing, unit, out, n
             negative[g] = _solve_loaded(d, row2, n, nv, flat, g, size, lo, clamp, threshold, out_inf, top, lanes_)
 
 
+#: graphs a thread scans at a time (scan_dense)
+SCAN_CHUNK = 64
+
+
+def scan_dense(addresses, rows, sizes, like, missing, use_missing, top, bottom, counts, bad, low, high, whole):
+    """convert.dense_scan's answers (the same arguments) for matrices whose every entry a wide
+    dtype -- ``top``'s: float64, or int64 for integers of up to 32 bits -- holds apart from
+    ``top``, its largest value: :func:`scan_wide`."""
+    scan_wide(addresses, rows, sizes, like, missing, use_missing, top, top, bottom, counts, bad, low, high, whole,
+              SCAN_CHUNK, lanes(np.asarray(top).dtype))
+
+
 @njit(parallel=True, cache=True)
-def scan_dense(addresses, rows, sizes, like, missing, use_missing, marker, top, bottom, counts, bad, low, high, whole,
-               chunk, lanes_):
-    """convert.dense_scan's answers for matrices whose every entry a wider dtype holds apart
-    from ``marker`` (floats: float64 and +inf; integers of up to 32 bits: int64 and its
-    maximum): each graph is read as the solve reads it (:func:`_load_dense`, whole vectors)
-    into a scratch of that dtype, absent entries and non-negative self-loops at ``marker``,
-    and the statistics are taken over the scratch in one long loop, which LLVM vectorizes
+def scan_wide(addresses, rows, sizes, like, missing, use_missing, marker, top, bottom, counts, bad, low, high, whole,
+              chunk, lanes_):
+    """Each graph read as the solve reads it (:func:`_load_dense`, whole vectors) into a
+    scratch of ``marker``'s dtype, absent entries and non-negative self-loops at ``marker``,
+    and its statistics taken over the scratch in one long loop, which LLVM vectorizes
     (convert.dense_scan's loops over rows of 1-59 entries ran mostly in their scalar
-    remainders: 3-4 us a graph of 30 vertices).  ``lanes_``: entries of ``marker``'s
-    dtype in one vector."""
+    remainders: 3-4 us a graph of 30 vertices, against 1-1.5 here).  ``lanes_``: entries of
+    ``marker``'s dtype in one vector."""
     count = sizes.size
     most = 0
     for g in range(count):
