@@ -59,7 +59,7 @@ def test_negative_self_loops_and_missing_values_on_the_diagonal():
         assert fw.solve_batch(form, unweighted=True).dist.tolist() == [[[0, 1], [255, 0]], [[0, 1], [1, 0]]]
 
 
-@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32"])
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32", "int64", "uint64"])
 def test_matrix_dtypes_and_arithmetic_dtypes(dtype):
     rng = np.random.default_rng(7)
     mats = [np.where(np.isinf(m), 99, m).astype(dtype) for m in random_batch(rng, 6, 40, "pos")]
