@@ -167,7 +167,7 @@ LAYERS = {
     "base": (("errors", "numeric", "casts", "arrays", "progress", "plan", "options", "registry", "schedule",
               "tiling", "grid", "checkpoint", "predecessors", "cycles", "bfs", "team", "jit", "passes", "reductions",
               "graph", "io", "inputs", "dlpack", "draws", "result", "metrics", "dynamic", "certify", "checksum",
-              "batch.graphs", "batch.result", "batch.engines", "batch.lists", "batch.convert"),
+              "batch.graphs", "batch.result", "batch.engines", "batch.lists", "batch.convert", "batch.dense"),
              {"base"}),
     "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.vectors",
                  "learn.graphormer_kernels", "learn.graphormer_gpu"),
@@ -182,6 +182,8 @@ CROSSINGS = {
     ("floydwarp.batch.gpu", "floydwarp.solve"): "a batch's graphs over 128 vertices go through solve()",
     ("floydwarp.batch.graphs", "floydwarp.batch.kernels"): "PyG edges are read by one Numba pass (pyg_edges), "
                                                           "which lives with the batch CPU engine's kernels",
+    ("floydwarp.batch.dense", "floydwarp.batch.kernels"): "the weights' scan of dense matrices reads them with the "
+                                                         "solve's own vector loader (scan_dense)",
     ("floydwarp.cpu.precompile", "floydwarp"): "a script (python -m, at install) that runs the public API",
     ("floydwarp.scipy_compat", "floydwarp.cpu.steps"):
         "floyd_warshall on at most 64 vertices runs SciPy's loop in one Numba call, by measurement",

@@ -7,6 +7,9 @@ Every input form becomes the same arrays (NumPy or CuPy, wherever the input live
 ``src``, ``dst``  (E,) int32 vertex ids *within* the graph;
 ``weight`` (E,) the weights as given (None: every edge weighs 1).
 
+NumPy matrices (a list of them, a padded host array) stay matrices until something asks
+for the edges: the CPU engine solves them where they lie (``dense``: batch/dense.py).
+
 Conventions are :class:`floydwarp.Graph`'s: parallel edges keep the lightest, a negative
 self-loop starts the diagonal below zero, a non-negative one changes nothing; NaN and
 infinite weights are refused.  Errors name the graph and the edge (or entry).
@@ -39,20 +42,47 @@ class GraphBatch:
     """
 
     def __init__(self, sizes, eptr, src, dst, weight=None, *, labels=None):
-        self.sizes, self.eptr, self.src, self.dst, self.weight = sizes, eptr, src, dst, weight
+        self.sizes = sizes
+        self._edges = eptr, src, dst, weight
+        #: the host matrices the graphs are read from (batch/dense.py), or None: edges given
+        self.dense = None
         #: per-graph vertex labels (lists of graphs only), else None
         self.labels = labels
         host = to_host(sizes)
         self._sizes_host = np.asarray(host, dtype=np.int64)
 
+    @classmethod
+    def _of_matrices(cls, source) -> "GraphBatch":
+        """The batch of a DenseSource (its edges made when first asked for)."""
+        batch = cls(source.sizes, None, None, None)
+        batch._edges, batch.dense = None, source
+        return batch
+
+    def _checked(self) -> "GraphBatch":
+        """This batch with every entry of its matrices checked now (the edge forms were on arrival)."""
+        if self.dense is not None:
+            self.dense.scan()
+        return self
+
+    # ------------------------------------------------------------------ the edges (made from matrices when asked)
+    def _edge_arrays(self):
+        if self._edges is None:
+            self._edges = self.dense.edges()
+        return self._edges
+
+    eptr = property(lambda self: self._edge_arrays()[0])
+    src = property(lambda self: self._edge_arrays()[1])
+    dst = property(lambda self: self._edge_arrays()[2])
+    weight = property(lambda self: self._edge_arrays()[3])
+
     # ------------------------------------------------------------------ facts
     @property
     def xp(self):
-        return array_module(self.src)
+        return np if self.dense is not None else array_module(self.src)
 
     @property
     def on_device(self) -> bool:
-        return is_device_array(self.src)
+        return self.dense is None and is_device_array(self.src)
 
     @property
     def count(self) -> int:
@@ -68,7 +98,7 @@ class GraphBatch:
 
     @property
     def num_edges(self) -> int:
-        return int(self.src.size)
+        return self.dense.num_edges() if self.dense is not None else int(self.src.size)
 
     def __len__(self):
         return self.count
@@ -79,6 +109,8 @@ class GraphBatch:
     def weight_stats(self, unweighted: bool = False) -> WeightStats:
         """One bound for every member: the largest graph's n with the batch's weights."""
         n = self.max_size
+        if self.dense is not None:
+            return self.dense.weight_stats(n, unweighted)
         if self.num_edges == 0:
             return WeightStats(n, 0, 0, True)
         if unweighted or self.weight is None:
@@ -121,10 +153,11 @@ class GraphBatch:
             return cls.from_pyg(obj.edge_index, edge_weight if edge_weight is not None else
                                 getattr(obj, "edge_weight", None), batch=getattr(obj, "batch", None),
                                 ptr=getattr(obj, "ptr", None), num_graphs=getattr(obj, "num_graphs", None))
+        # matrices are checked as the solve reads them (hop counts need no pass before it)
         if isinstance(obj, (list, tuple)):
-            return cls.from_graphs(obj)
+            return cls._listed(obj, np.inf)
         if hasattr(obj, "shape") or hasattr(obj, "__dlpack__"):
-            return cls.from_padded(obj, sizes)
+            return cls._padded(obj, sizes, np.inf)
         raise FloydwarpError(
             f"cannot make a batch of graphs from {type(obj).__name__}; pass a list of graphs, a padded "
             "(B, N, N) array with sizes=, a GraphBatch, or an object with edge_index and batch or ptr")
@@ -160,9 +193,17 @@ class GraphBatch:
         """A batch of anything :func:`floydwarp.solve` accepts (Graph, arrays, sparse, NetworkX);
         matrix entries equal to ``missing`` (and ``+inf``) are "no edge".  NumPy matrices of
         one dtype and SciPy CSR/CSC matrices are read without a Graph each (batch/lists.py)."""
+        return cls._listed(graphs, missing)._checked()
+
+    @classmethod
+    def _listed(cls, graphs, missing) -> "GraphBatch":
+        from .dense import DenseSource
         from .lists import from_list
 
-        sizes, eptr, src, dst, weight, labels = from_list(graphs, missing)
+        found = from_list(graphs, missing)
+        if isinstance(found, DenseSource):
+            return cls._of_matrices(found)
+        sizes, eptr, src, dst, weight, labels = found
         return cls(sizes, eptr, src, dst, weight, labels=labels)
 
     @classmethod
@@ -170,6 +211,10 @@ class GraphBatch:
         """B weight matrices padded to (B, N, N); graph g is ``array[g, :sizes[g], :sizes[g]]``
         (``sizes`` default: N for every graph).  Entries equal to ``missing`` (and ``+inf``)
         are "no edge"; entries outside a graph's square are ignored."""
+        return cls._padded(array, sizes, missing)._checked()
+
+    @classmethod
+    def _padded(cls, array, sizes, missing) -> "GraphBatch":
         a = maybe_from_dlpack(array)
         xp = array_module(a)
         a = xp.asarray(a)
@@ -188,7 +233,7 @@ class GraphBatch:
         if xp is np:
             from .lists import from_padded_host
 
-            return cls(*from_padded_host(a, sizes, missing))
+            return cls._of_matrices(from_padded_host(a, sizes, missing))
         if a.dtype.kind == "b":
             a = a.astype(xp.int64)
         r = xp.arange(size)

@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..jit import narrow
-from .vectors import minplus_row, minplus_row_pair, store_vector
+from .convert import fractional, greatest, least, matrix_of
+from .vectors import lanes, load_vector, minplus_row, minplus_row_pair, store_vector
 
 
 @njit(cache=True)
@@ -158,11 +159,126 @@ def solve_all(sizes, eptr, src, dst, w, out, negative, inf, lo, clamp, threshold
         for g in range(c * chunk, min(count, (c + 1) * chunk)):
             n = sizes[g]
             nv = (n + lanes_ - 1) // lanes_
-            width = nv * lanes_
-            _load(d, n, width, inf, src, dst, w, eptr[g], eptr[g + 1])
-            _relax(d, row2, n, width, nv, lo, clamp)
-            _store(d, n, width, flat, g * size * size, size, threshold, out_inf, top, lanes_)
-            negative[g] = _negative(d, n, width)
+            _load(d, n, nv * lanes_, inf, src, dst, w, eptr[g], eptr[g + 1])
+            negative[g] = _solve_loaded(d, row2, n, nv, flat, g, size, lo, clamp, threshold, out_inf, top, lanes_)
+
+
+@njit(parallel=True, cache=True)
+def solve_dense(addresses, rows, sizes, like, missing, use_missing, unit, out, negative, bad, inf, lo, clamp,
+                threshold, out_inf, top, chunk, lanes_):
+    """:func:`solve_all` reading each graph's start matrix straight from its dense matrix
+    (convert.matrix_of: ``addresses``, ``rows``; the rules of convert.dense_scan; ``unit``:
+    every edge weighs 1), one pass over the matrices and no edge list.  ``bad[g]``: the
+    first entry (``i * n + j``) of graph g holding NaN or ``-inf``, else -1 (its distances
+    are then meaningless: the caller refuses the batch)."""
+    count = sizes.size
+    size = out.shape[1]
+    flat = out.reshape(out.size)
+    width_max = max(lanes_, (size + lanes_ - 1) // lanes_ * lanes_)
+    for c in prange((count + chunk - 1) // chunk):
+        d = np.full(size * width_max + lanes_, inf)       # + one vector: _store reads whole vectors
+        row2 = np.full(width_max, inf)
+        for g in range(c * chunk, min(count, (c + 1) * chunk)):
+            n = sizes[g]
+            nv = (n + lanes_ - 1) // lanes_
+            m = matrix_of(addresses, rows, sizes, g, like)
+            bad[g] = _load_dense(d, m, n, rows[g], nv * lanes_, inf, missing, use_missing, unit, lanes_)
+            negative[g] = _solve_loaded(d, row2, n, nv, flat, g, size, lo, clamp, threshold, out_inf, top, lanes_)
+
+
+#: graphs a thread scans at a time (scan_dense)
+SCAN_CHUNK = 64
+
+
+def scan_dense(addresses, rows, sizes, like, missing, use_missing, top, bottom, counts, bad, low, high, whole):
+    """convert.dense_scan's answers (the same arguments) for matrices whose every entry a wide
+    dtype -- ``top``'s: float64, or int64 for integers of up to 32 bits -- holds apart from
+    ``top``, its largest value: :func:`scan_wide`."""
+    scan_wide(addresses, rows, sizes, like, missing, use_missing, top, top, bottom, counts, bad, low, high, whole,
+              SCAN_CHUNK, lanes(np.asarray(top).dtype))
+
+
+@njit(parallel=True, cache=True)
+def scan_wide(addresses, rows, sizes, like, missing, use_missing, marker, top, bottom, counts, bad, low, high, whole,
+              chunk, lanes_):
+    """Each graph read as the solve reads it (:func:`_load_dense`, whole vectors) into a
+    scratch of ``marker``'s dtype, absent entries and non-negative self-loops at ``marker``,
+    and its statistics taken over the scratch in one long loop, which LLVM vectorizes
+    (convert.dense_scan's loops over rows of 1-59 entries ran mostly in their scalar
+    remainders: 3-4 us a graph of 30 vertices, against 1-1.5 here).  ``lanes_``: entries of
+    ``marker``'s dtype in one vector."""
+    count = sizes.size
+    most = 0
+    for g in range(count):
+        most = max(most, sizes[g])
+    width_max = max(lanes_, (most + lanes_ - 1) // lanes_ * lanes_)
+    for c in prange((count + chunk - 1) // chunk):
+        d = np.full(most * width_max + lanes_, marker)
+        for g in range(c * chunk, min(count, (c + 1) * chunk)):
+            n = sizes[g]
+            width = (n + lanes_ - 1) // lanes_ * lanes_
+            m = matrix_of(addresses, rows, sizes, g, like)
+            bad[g] = _load_dense(d, m, n, rows[g], width, marker, missing, use_missing, False, lanes_)
+            for i in range(n):
+                if not d[i * width + i] < 0:         # a non-negative self-loop is no edge
+                    d[i * width + i] = marker
+            kept, fractions = 0, 0
+            entries = d[:n * width]
+            for e in range(n * width):
+                x = entries[e]
+                keep = x != marker
+                kept += np.int64(keep)
+                fractions += np.int64(keep & fractional(x))
+            lo, hi = top, bottom
+            for e in range(n * width):         # a loop of its own: with the sums, LLVM vectorizes neither
+                x = entries[e]
+                keep = x != marker
+                lo = least(lo, x if keep else top)
+                hi = greatest(hi, x if keep else bottom)
+            counts[g], low[g], high[g], whole[g] = kept, lo, hi, fractions == 0
+
+
+@njit(cache=True)
+def _load_dense(d, m, n, r, width, inf, missing, use_missing, unit, lanes_):
+    """d[:n * width] = the start matrix of the dense matrix ``m`` (row i at ``i * r``): INF
+    where an entry is absent (+inf or ``missing``), 0 on the diagonal unless a negative
+    self-loop is below it; returns the first entry holding NaN or -inf, else -1.  A row is
+    read in whole vectors (vectors.load_vector) where they stay inside the matrix, else (its
+    last row or two) entry by entry.  ``lanes_``: entries of ``d``'s dtype in one vector."""
+    wrong = False
+    extent = (n - 1) * r + n
+    for i in range(n):
+        base, o = i * r, i * width
+        if base + width <= extent:
+            for v in range(0, width, lanes_):
+                wrong |= load_vector(d, o + v, m, base + v, n - v, inf, missing, use_missing, unit)
+        else:
+            for j in range(n):
+                x = m[base + j]
+                wrong |= (x != x) | (x == -np.inf)
+                v = narrow(1, d) if unit else narrow(x, d)
+                d[o + j] = inf if (x == np.inf) | (use_missing & (x == missing)) else v
+            for j in range(n, width):
+                d[o + j] = inf
+        x = m[base + i]        # the diagonal from the matrix (a load of d here waited on the vector store)
+        v = narrow(x, d)
+        d[o + i] = v if (not unit and x < 0 and v < 0 and not (use_missing and x == missing)) else narrow(0, d)
+    if wrong:               # maybe only in lanes past a row's end: look in the graph's own entries
+        for e in range(n * n):
+            x = m[e // n * r + e % n]
+            if x != x or x == -np.inf:
+                return e
+    return -1
+
+
+@njit(inline="always")
+def _solve_loaded(d, row2, n, nv, flat, g, size, lo, clamp, threshold, out_inf, top, lanes_):
+    """Floyd-Warshall on graph g's loaded rows, its block of the output written; True when
+    it has a negative cycle."""
+    width = nv * lanes_
+    _relax(d, row2, n, width, nv, lo, clamp)
+    _store(d, n, width, flat, g * size * size, size, threshold, out_inf, top, lanes_)
+    return _negative(d, n, width)
 
 
 @njit(parallel=True, cache=True)

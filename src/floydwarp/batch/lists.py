@@ -1,50 +1,52 @@
-"""The batch edge list of a list of graphs or of a padded host array (GraphBatch's constructors).
+"""A list of graphs or a padded host array as a batch (GraphBatch's constructors).
 
 Three ways in, the first that applies:
 
 * every member a plain C-ordered NumPy matrix of one dtype (and a padded (B, N, N) host
-  array): read in place by two parallel passes, checks and edge counts, then the edges
-  (convert.py);
+  array): a :class:`~floydwarp.batch.dense.DenseSource`, the matrices read in place
+  (batch/dense.py);
 * every member a SciPy CSR or CSC matrix: their ``indptr``, ``indices`` and ``data``
   concatenated and turned into edges by one parallel pass;
 * anything else :func:`floydwarp.solve` accepts: a :class:`floydwarp.Graph` each, and
   their edges concatenated.
 
-Each returns ``(sizes, eptr, src, dst, weight)``, and the general path the graphs' labels
-too.  The per-graph cost left in Python is a few attribute reads (0.1-1.5 us a graph);
-the first two forms cost 20-30x that before, a Graph and a Numba call a graph.  Errors
-name the graph.
+The last two return ``(sizes, eptr, src, dst, weight, labels)``.  The per-graph cost left
+in Python is a few attribute reads (0.1-1.5 us a graph); these forms cost 20-30x that
+before, a Graph and a Numba call a graph.  Errors name the graph.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import sys
 
 import numpy as np
 
 from ..errors import FloydwarpError
+from .dense import DenseSource
 
 
 def from_list(graphs, missing=np.inf):
-    """``(sizes, eptr, src, dst, weight, labels)`` of a list of graphs; entries of dense
-    matrices equal to ``missing`` (and ``+inf``) are no edge."""
+    """A :class:`DenseSource` of a list of NumPy matrices, else ``(sizes, eptr, src, dst,
+    weight, labels)``; entries of dense matrices equal to ``missing`` (and ``+inf``) are no edge."""
     count = len(graphs)
     if count and all(type(m) is np.ndarray for m in graphs):
         found = _dense_list(graphs, missing)
         if found is not None:
-            return (*found, None)
+            return found
     compressed = _compressed_types()
     if count and all(type(m) in compressed for m in graphs):
-        return (*_compressed_list(graphs), None)
+        return (*_compressed_list(graphs, compressed), None)
     return _general_list(graphs, missing)
 
 
-def from_padded_host(a, sizes, missing):
-    """``(sizes, eptr, src, dst, weight)`` of a host (B, N, N) array and its checked sizes."""
+def from_padded_host(a, sizes, missing) -> DenseSource:
+    """The matrices of a host (B, N, N) array and its checked sizes, read in place."""
     a = _readable(np.ascontiguousarray(a))
     count, size = a.shape[0], a.shape[1]
     block = size * size * a.itemsize
     addresses = a.ctypes.data + block * np.arange(count, dtype=np.int64)
-    return _dense(a.reshape(-1)[:0], addresses, np.full(count, size, np.int64), sizes, missing, "entry")
+    return DenseSource(a.reshape(-1)[:0], addresses, np.full(count, size, np.int64), sizes, missing, "entry", a)
 
 
 # ---------------------------------------------------------------------- dense
@@ -75,93 +77,74 @@ def _dense_list(mats, missing):
     if readable.dtype != dtype and dtype.kind != "b":
         return None                             # converted one by one on the general path
     sizes = np.array(sizes, dtype=np.int64)
-    return _dense(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, missing,
-                  "matrix entry")
-
-
-def _dense(like, addresses, rows, sizes, missing, entry):
-    """Both passes over dense matrices read in place (convert.py): ``like`` is an empty array
-    of their dtype; graph g's row i starts ``i * rows[g]`` entries after ``addresses[g]``;
-    ``entry`` names an entry in errors."""
-    from ..graph.graph import numba_readable
-    from .convert import dense_edges, dense_scan
-
-    dtype = like.dtype
-    if not numba_readable(dtype):
-        raise FloydwarpError(f"cannot read weight matrices of dtype {dtype}")
-    missing, use_missing = _missing(missing, dtype)
-    count = sizes.size
-    counts, bad = np.empty(count, np.int64), np.empty(count, np.int64)
-    dense_scan(addresses, rows, sizes, like, missing, use_missing, counts, bad)
-    flagged = np.flatnonzero(bad >= 0)
-    if flagged.size:
-        g = int(flagged[0])
-        i, j = divmod(int(bad[g]), int(sizes[g]))
-        value = float(np.frombuffer(_entry_bytes(addresses[g], (i * int(rows[g]) + j) * dtype.itemsize,
-                                                 dtype.itemsize), dtype)[0])
-        raise FloydwarpError(f"graph {g}: {entry} [{i}, {j}] has weight {value}: weights must be finite numbers")
-    eptr = np.zeros(count + 1, np.int64)
-    np.cumsum(counts, out=eptr[1:])
-    edges = int(eptr[-1])
-    src, dst, weight = np.empty(edges, np.int32), np.empty(edges, np.int32), np.empty(edges, dtype)
-    dense_edges(addresses, rows, sizes, like, missing, use_missing, eptr, src, dst, weight)
-    return sizes, eptr, src, dst, weight
-
-
-def _entry_bytes(address, offset, itemsize):
-    """The bytes of one entry of a matrix read in place (for an error message)."""
-    import ctypes
-
-    return ctypes.string_at(int(address) + offset, itemsize)
-
-
-def _missing(missing, dtype):
-    """``(missing as a value of dtype, whether any entry can equal it)``: +inf and NaN need no
-    second rule (+inf is absent anyway), nor a value an integer dtype cannot hold."""
-    from ..graph.dense_arrays import missing_value
-
-    value = missing_value(missing, dtype)
-    return (dtype.type(0), False) if value is None else (value, True)
+    return DenseSource(readable.reshape(-1)[:0], np.array(addresses, dtype=np.int64), sizes, sizes, missing,
+                       "matrix entry", tuple(mats))
 
 
 # ---------------------------------------------------------------------- SciPy CSR / CSC
-def _compressed_types() -> frozenset:
-    """SciPy's CSR and CSC classes (matrices and arrays), if SciPy is imported: a set a
-    type is looked up in (0.05 us a member, where ``issparse`` and ``format`` took 1)."""
+def _compressed_types() -> dict:
+    """SciPy's CSR and CSC classes (matrices and arrays), if SciPy is imported, each with
+    whether it stores rows (CSR): a table a type is looked up in (0.05 us a member, where
+    ``issparse`` and ``format`` took 1)."""
     sparse = sys.modules.get("scipy.sparse")
     if sparse is None:
-        return frozenset()
-    names = ("csr_matrix", "csc_matrix", "csr_array", "csc_array")
-    return frozenset(getattr(sparse, name) for name in names if hasattr(sparse, name))
+        return {}
+    names = {"csr_matrix": True, "csc_matrix": False, "csr_array": True, "csc_array": False}
+    return {getattr(sparse, name): rows for name, rows in names.items() if hasattr(sparse, name)}
 
 
-def _compressed_list(mats):
-    """The fast path of a list of SciPy CSR and CSC matrices (their stored entries are the
-    edges, explicit zeros included, as :meth:`floydwarp.Graph.from_scipy` reads them)."""
+#: what is read of every member of a list (the per-member work is C's: map, zip, fromiter,
+#: concatenate; a Python loop over the members cost 1-2 us of the 4-10 a graph took)
+_COMPRESSED_PARTS = operator.attrgetter("shape", "indptr", "indices", "data")
+_GRAPH_SIZE = operator.attrgetter("n")
+_GRAPH_EDGES = operator.methodcaller("edges")
+_GRAPH_LABELS = operator.attrgetter("labels")
+_DTYPE = operator.attrgetter("dtype")
+
+
+def _lengths(arrays, count):
+    return np.fromiter(map(len, arrays), np.int64, count)
+
+
+def _joined(arrays, dtype=None):
+    """The 1-D arrays one after another in one new array of ``dtype`` (default: their common
+    one).  Where they all have it, their bytes are joined by ``bytearray.join``, one C loop
+    (0.1-0.3 us an array of 3,000; np.concatenate, which sets up an assignment per array,
+    took 0.3-0.9); else, or when one is not contiguous, np.concatenate."""
+    dtypes = set(map(_DTYPE, arrays))
+    dtype = np.result_type(*dtypes) if dtype is None else np.dtype(dtype)
+    if dtypes == {dtype}:
+        try:
+            return np.frombuffer(bytearray().join(arrays), dtype)
+        except TypeError:               # a member without a contiguous buffer
+            pass
+    return np.concatenate(arrays, dtype=dtype, casting="same_kind")
+
+
+def _compressed_list(mats, kinds):
+    """The fast path of a list of SciPy CSR and CSC matrices (``kinds``: _compressed_types());
+    their stored entries are the edges, explicit zeros included, as
+    :meth:`floydwarp.Graph.from_scipy` reads them."""
     from .convert import compressed_edges
 
     count = len(mats)
-    sizes, indptrs, indices, data, by_row = [], [], [], [], []
-    for g, m in enumerate(mats):
-        shape = m.shape
-        if shape[0] != shape[1]:
-            raise FloydwarpError(f"graph {g}: a sparse graph must be square (n x n); got shape {shape}")
-        sizes.append(shape[0])
-        indptrs.append(m.indptr)
-        indices.append(m.indices)
-        data.append(m.data)
-        by_row.append(m.format == "csr")
-    sizes = np.array(sizes, dtype=np.int64)
+    shapes, indptrs, indices, data = zip(*map(_COMPRESSED_PARTS, mats))
+    shape = np.fromiter(itertools.chain.from_iterable(shapes), np.int64, 2 * count).reshape(count, 2)
+    bad = np.flatnonzero(shape[:, 0] != shape[:, 1])
+    if bad.size:
+        g = int(bad[0])
+        raise FloydwarpError(f"graph {g}: a sparse graph must be square (n x n); got shape {shapes[g]}")
+    sizes = np.ascontiguousarray(shape[:, 0])
+    by_row = np.fromiter(map(kinds.__getitem__, map(type, mats)), bool, count)
     # one new array each (an astype after would be a second: fresh pages cost here, ~1 ms a MB)
-    ip = np.concatenate(indptrs, dtype=np.int64)
-    ind = np.concatenate(indices, dtype=np.result_type(*{a.dtype for a in indices}))
-    stored = np.fromiter((a.size for a in indices), np.int64, count)
+    ip = _joined(indptrs)
+    ind = _joined(indices)
+    stored = _lengths(indices, count)
     at = np.zeros(count + 1, np.int64)
     np.cumsum(stored, out=at[1:])
     ip_at = np.zeros(count, np.int64)
     np.cumsum(sizes[:-1] + 1, out=ip_at[1:])
-    lengths = np.fromiter((a.size for a in indptrs), np.int64, count)
-    bad = np.flatnonzero(lengths != sizes + 1)
+    bad = np.flatnonzero(_lengths(indptrs, count) != sizes + 1)
     counts = np.zeros(count, np.int64)
     if not bad.size:
         counts = ip[ip_at + sizes]
@@ -174,7 +157,7 @@ def _compressed_list(mats):
     np.cumsum(counts, out=eptr[1:])
     src, dst = np.empty(int(eptr[-1]), np.int32), np.empty(int(eptr[-1]), np.int32)
     codes, where = np.zeros(count, np.int64), np.zeros(count, np.int64)
-    compressed_edges(ip, ip_at, ind, at, sizes, np.array(by_row), eptr, src, dst, codes, where)
+    compressed_edges(ip, ip_at, ind, at, sizes, by_row, eptr, src, dst, codes, where)
     flagged = np.flatnonzero(codes)
     if flagged.size:
         g = int(flagged[0])
@@ -183,7 +166,7 @@ def _compressed_list(mats):
                                  f"to at most its {int(stored[g])} stored entries")
         raise FloydwarpError(f"graph {g}: stored entry {int(where[g])} has index {int(ind[at[g] + where[g]])}, out "
                              f"of range 0..{int(sizes[g]) - 1}")
-    weight = _weights(np.concatenate(data))
+    weight = _weights(_joined(data))
     if not np.array_equal(counts, stored):          # some matrix keeps spare room after its entries
         weight = weight[np.concatenate([np.arange(a, a + c) for a, c in zip(at[:-1], counts)])]
     _refuse_nonfinite(weight, eptr, src, dst)
@@ -210,27 +193,27 @@ def _refuse_nonfinite(weight, eptr, src, dst):
 
 # ---------------------------------------------------------------------- anything else
 def _general_list(graphs, missing):
-    """A :class:`floydwarp.Graph` of each member, their edges concatenated."""
+    """A :class:`floydwarp.Graph` of each member (the members themselves where all are
+    Graphs), their edges concatenated."""
+    from ..graph import Graph
     from ..inputs import as_graph
 
-    parts = []
-    for g, graph in enumerate(graphs):
-        try:
-            parts.append(as_graph(graph, missing=missing))
-        except FloydwarpError as exc:
-            raise type(exc)(f"graph {g}: {exc}") from None
+    parts = graphs
+    if not all(isinstance(graph, Graph) for graph in graphs):
+        parts = []
+        for g, graph in enumerate(graphs):
+            try:
+                parts.append(as_graph(graph, missing=missing))
+            except FloydwarpError as exc:
+                raise type(exc)(f"graph {g}: {exc}") from None
     count = len(parts)
-    sizes = np.fromiter((p.n for p in parts), np.int64, count)
-    edges = [p.edges() for p in parts]
-    counts = np.fromiter((e[0].size for e in edges), np.int64, count)
+    sizes = np.fromiter(map(_GRAPH_SIZE, parts), np.int64, count)
     eptr = np.zeros(count + 1, np.int64)
-    np.cumsum(counts, out=eptr[1:])
     if count:
-        src = np.concatenate([e[0] for e in edges], dtype=np.int32, casting="same_kind")
-        dst = np.concatenate([e[1] for e in edges], dtype=np.int32, casting="same_kind")
-        dtypes = {e[2].dtype for e in edges}
-        weight = np.concatenate([e[2] for e in edges], dtype=np.result_type(*dtypes))
+        srcs, dsts, weights = zip(*map(_GRAPH_EDGES, parts))
+        np.cumsum(_lengths(srcs, count), out=eptr[1:])
+        src, dst, weight = _joined(srcs, np.int32), _joined(dsts, np.int32), _joined(weights)
     else:
         src, dst, weight = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
-    labels = [p.labels for p in parts]
-    return sizes, eptr, src, dst, _weights(weight), labels if any(x is not None for x in labels) else None
+    labels = list(map(_GRAPH_LABELS, parts))
+    return sizes, eptr, src, dst, _weights(weight), labels if labels.count(None) < count else None

@@ -52,6 +52,10 @@ class _Ops:
                                             f"llvm.uadd.sat.v{self.ty.count}i{dt.bitwidth}")
         return b.call(fn, [x, y])
 
+    def equal(self, x, y):
+        b = self.builder
+        return b.fcmp_ordered("==", x, y) if isinstance(self.dtype, types.Float) else b.icmp_signed("==", x, y)
+
     def less(self, x, y):
         b, dt = self.builder, self.dtype
         if isinstance(dt, types.Float):
@@ -238,6 +242,62 @@ def store_vector(typingctx, out, oi, d, di, valid, threshold, out_inf, top):
         ptr = builder.bitcast(builder.gep(data, [oi_]), out_vt.as_pointer())
         builder.store(value, ptr, align=dst.bitwidth // 8)
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def load_vector(typingctx, d, di, m, mi, valid, inf, missing, use_missing, unit):
+    """One vector of a graph's start row from its dense matrix: for the ``L = lanes(d.dtype)``
+    entries ``d[di + l]``, INF where ``l >= valid`` or ``m[mi + l]`` is absent (+inf, or
+    equal to ``missing`` where ``use_missing``), else 1 (``unit``) or the entry converted to
+    ``d``'s dtype.  ``m`` is read whole (L entries of its dtype: the caller keeps them inside
+    the matrix); lanes at or past ``valid`` may hold anything (the next row, padding).
+    Returns whether *any* of the L entries read holds NaN or -inf, those lanes included:
+    the caller then looks for a bad entry of the graph itself.  One load, compare and
+    select a vector, where LLVM's own vectorizer left rows of 1-59 entries to its scalar
+    remainder loop; the lane test is made in ``d``'s width (32 byte lanes for uint8, not
+    32 int64 ones)."""
+    if not (isinstance(d, types.Array) and d.ndim == 1 and isinstance(m, types.Array) and m.ndim == 1):
+        return None
+    sig = types.boolean(d, di, m, mi, valid, inf, missing, use_missing, unit)
+
+    def codegen(context, builder, signature, args):
+        d_, di_, m_, mi_, valid_, inf_, missing_, use_missing_, unit_ = args
+        types_ = signature.args
+        dst, src = types_[0].dtype, types_[2].dtype
+        out = _Rows(context, builder, (types_[0],), (d_,))
+        count = out.vector.count
+        in_vt = ir.VectorType(context.get_value_type(src), count)
+        data = context.make_array(types_[2])(context, builder, m_).data
+        x = builder.load(builder.bitcast(builder.gep(data, [mi_]), in_vt.as_pointer()), align=src.bitwidth // 8)
+        ops = _Ops(builder, src, in_vt)
+        wrong = ir.Constant(ir.IntType(1), 0)
+        absent = ir.Constant(ir.VectorType(ir.IntType(1), count), [0] * count)
+        if isinstance(src, types.Float):
+            absent = builder.fcmp_ordered("==", x, ir.Constant(in_vt, [float("inf")] * count))
+            bad = builder.fcmp_unordered("<=", x, ir.Constant(in_vt, [float("-inf")] * count))    # NaN or -inf
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(1), [bad.type]),
+                                                f"llvm.vector.reduce.or.v{count}i1")
+            wrong = builder.call(fn, [bad])
+        is_missing = ops.equal(x, _splat(builder, context.cast(builder, missing_, types_[6], src), in_vt))
+        use = context.cast(builder, use_missing_, types_[7], types.boolean)
+        absent = builder.select(use, builder.or_(absent, is_missing), absent)
+        # lanes past ``valid``, in d's own integer width: the index vector stays one register
+        lane_t = ir.IntType(dst.bitwidth)
+        lane = ir.Constant(ir.VectorType(lane_t, count), list(range(count)))
+        limit = context.cast(builder, valid_, types_[4], types.int64)
+        limit = builder.select(builder.icmp_signed("<", limit, ir.Constant(limit.type, 0)), ir.Constant(limit.type, 0),
+                               builder.select(builder.icmp_signed(">", limit, ir.Constant(limit.type, count)),
+                                              ir.Constant(limit.type, count), limit))
+        outside = builder.icmp_signed(">=", lane, _splat(builder, builder.trunc(limit, lane_t)
+                                                          if dst.bitwidth < 64 else limit, lane.type))
+        one = _splat(builder, ir.Constant(out.scalar, 1.0 if isinstance(dst, types.Float) else 1), out.vector)
+        value = builder.select(context.cast(builder, unit_, types_[8], types.boolean), one,
+                               _convert(builder, x, src, dst, out.vector))
+        vinf = _splat(builder, context.cast(builder, inf_, types_[5], dst), out.vector)
+        out.store(builder.select(builder.or_(absent, outside), vinf, value), 0, di_)
+        return wrong
 
     return sig, codegen
 

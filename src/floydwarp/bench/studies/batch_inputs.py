@@ -10,7 +10,8 @@ loop over that form.
 ``sparse list``  B SciPy CSR matrices of ones;
 ``graph list``   B :class:`floydwarp.Graph` objects (edge lists).
 
-Each form runs twice: ``hops`` (``unweighted=True``: the PyG record's problem and uint8
+Each record's ``kernel`` column is the engine's time (the solve and the output), the rest of
+its time reading the form.  Each form runs twice: ``hops`` (``unweighted=True``: the PyG record's problem and uint8
 output, so the rates compare per relaxation) and ``weights`` (the weights read and checked,
 ``dtype="auto"``: int16 output).  The SciPy loop of a form is ``floyd_warshall`` on each
 matrix as given (dense for the dense list and the padded array, CSR for the sparse and the
@@ -95,11 +96,12 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
                 given = obj.batch() if isinstance(obj, _Adjacency) else obj
                 return solve_batch(given, backend="cpu", **kwargs, **extra)
 
-            t, times, r = _median_call(call, config.repeats)
+            t, times, r, kernels = _median_call(call, config.repeats)
             dist = r.dist
             matches = bool(np.array_equal(np.where(dist >= r.inf, 255, dist).astype(np.uint8), reference))
             rec = {**base, "method": "floydwarp batch", "backend": "cpu", "input": form, "problem": problem,
-                   "status": "ok", "timed_graphs": count, "time_s": t, "times_s": times, "graphs_per_s": count / t,
+                   "status": "ok", "timed_graphs": count, "time_s": t, "times_s": times, "compute_s": kernels,
+                   "graphs_per_s": count / t,
                    "us_per_graph": t / count * 1e6, "relaxations_per_s": base["relaxations"] / t,
                    "dtype": r.dtype.name, "kernel_dtype": r.metadata.get("kernel_dtype"), "matches": matches,
                    "scipy_input": SCIPY_INPUT[form]}
@@ -110,23 +112,26 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
 
 
 def _median_call(call, repeats):
-    """``(median seconds, every call's seconds, last result)`` of ``repeats`` calls after one
-    warm-up call."""
+    """``(median seconds, every call's seconds, last result, median seconds in the engine)``
+    of ``repeats`` calls after one warm-up call (the engine's: the kernels and the output,
+    ``BatchResult.compute_time``; None for results without it)."""
     call()
-    times, result = [], None
+    times, engine, result = [], [], None
     for _ in range(max(1, repeats)):
         result = None                      # the last result's memory is free for the next
         t0 = time.perf_counter()
         result = call()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, result
+        engine.append(getattr(result, "compute_time", None))
+    inside = statistics.median(engine) if None not in engine else None
+    return statistics.median(times), times, result, inside
 
 
 def _scipy_record(name, mats, reference, config, base):
     from scipy.sparse.csgraph import floyd_warshall
 
     count = len(mats)
-    t, times, out = _median_call(lambda: [floyd_warshall(m) for m in mats], min(config.repeats, 3))
+    t, times, out, _ = _median_call(lambda: [floyd_warshall(m) for m in mats], min(config.repeats, 3))
     matches = all(np.array_equal(np.where(np.isinf(d), 255, d).astype(np.uint8),
                                  reference[g, :d.shape[0], :d.shape[0]]) for g, d in enumerate(out))
     sizes = np.array([m.shape[0] for m in mats], dtype=np.float64)
