@@ -104,7 +104,10 @@ def dense_scan(addresses, rows, sizes, like, missing, use_missing, top, bottom, 
     integers (``whole[g]``): the statistics GraphBatch.weight_stats takes of the edges.  A
     row is read without a branch (LLVM vectorizes the sums and selects) and searched entry by
     entry only when it holds a bad entry.  ``top`` and ``bottom``: the dtype's largest and
-    smallest values (+-inf for floats), where the minimum and maximum start."""
+    smallest values (+-inf for floats), where the minimum and maximum start.  Rows of 1-59
+    entries run mostly in LLVM's scalar remainder loops: kernels.scan_dense answers the same
+    faster where a wider dtype holds every entry and a marker, and this reads the rest
+    (64-bit integers)."""
     for g in prange(sizes.size):
         m = matrix_of(addresses, rows, sizes, g, like)
         n, r = sizes[g], rows[g]

@@ -144,7 +144,9 @@ class GraphBatch:
     def of(cls, obj, *, sizes=None, edge_weight=None) -> "GraphBatch":
         """The batch for whatever :func:`floydwarp.solve_batch` was given: a GraphBatch, a
         PyG-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a batched DGL
-        graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts."""
+        graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts.
+        NumPy matrices are checked as they are read (by the solve, for hop counts), where
+        :meth:`from_graphs` and :meth:`from_padded` check every entry at once."""
         if isinstance(obj, GraphBatch):
             return obj
         if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges"):

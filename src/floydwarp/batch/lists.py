@@ -29,15 +29,15 @@ from .dense import DenseSource
 def from_list(graphs, missing=np.inf):
     """A :class:`DenseSource` of a list of NumPy matrices, else ``(sizes, eptr, src, dst,
     weight, labels)``; entries of dense matrices equal to ``missing`` (and ``+inf``) are no edge."""
-    count = len(graphs)
-    if count and all(type(m) is np.ndarray for m in graphs):
+    kinds = set(map(type, graphs))             # one C pass: each member's type
+    if kinds == {np.ndarray}:
         found = _dense_list(graphs, missing)
         if found is not None:
             return found
     compressed = _compressed_types()
-    if count and all(type(m) in compressed for m in graphs):
+    if kinds and kinds <= compressed.keys():
         return (*_compressed_list(graphs, compressed), None)
-    return _general_list(graphs, missing)
+    return _general_list(graphs, missing, kinds)
 
 
 def from_padded_host(a, sizes, missing) -> DenseSource:
@@ -192,14 +192,14 @@ def _refuse_nonfinite(weight, eptr, src, dst):
 
 
 # ---------------------------------------------------------------------- anything else
-def _general_list(graphs, missing):
+def _general_list(graphs, missing, kinds):
     """A :class:`floydwarp.Graph` of each member (the members themselves where all are
-    Graphs), their edges concatenated."""
+    Graphs: ``kinds``, the members' types, says), their edges concatenated."""
     from ..graph import Graph
     from ..inputs import as_graph
 
     parts = graphs
-    if not all(isinstance(graph, Graph) for graph in graphs):
+    if not all(issubclass(kind, Graph) for kind in kinds):
         parts = []
         for g, graph in enumerate(graphs):
             try:
