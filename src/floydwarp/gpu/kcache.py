@@ -13,7 +13,7 @@ multi-GPU engines) compiled for sm_80 (which runs on every 8.x GPU) and sm_90, s
 first run on an A100, an L40 or an H100 compiles nothing (NVRTC took 2.1 s of the main job's
 first run on an H200; a shipped module loads in milliseconds).  Their key leaves out the
 CUDA and CuPy versions: a driver that refuses a shipped cubin (one older than the NVRTC that
-built it) makes it a miss, and the module is compiled as below.  ``prebuilt/manifest.json``
+built it may) makes it a miss, and the module is compiled as below.  ``prebuilt/manifest.json``
 lists them; a CPU test fails when a kernel's source has changed since they were built.
 
 Layout: ``<dir>/<key>.cubin`` (what NVRTC produced: a cubin, or PTX where NVRTC cannot target
