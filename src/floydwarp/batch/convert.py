@@ -22,7 +22,6 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 
-
 @intrinsic
 def _pointer(typingctx, address, like):
     """The int64 ``address`` as a pointer to entries of ``like``'s dtype."""
