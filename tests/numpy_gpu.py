@@ -98,12 +98,14 @@ class ScheduledCupy:
         self.running = False
         self.null = self._Stream(self)
         self.current = [self.null]
-        rt = SimpleNamespace(memcpyHostToDevice=1, memcpyDeviceToHost=2, CUDARuntimeError=self.CudaError,
+        rt = SimpleNamespace(memcpyHostToDevice=1, memcpyDeviceToHost=2, memcpyDefault=4,
+                             CUDARuntimeError=self.CudaError,
                              memcpy2DAsync=self._memcpy2d, hostRegister=self._register,
                              hostUnregister=lambda ptr: None, memGetInfo=lambda: (1 << 40, 1 << 40))
         self.runtime = rt
         cuda = SimpleNamespace(
             runtime=rt, Stream=lambda non_blocking=False, priority=None: self._Stream(self),
+            Event=lambda disable_timing=False: self._Event(self),
             get_current_stream=lambda: self.current[-1],
             Device=lambda *a: SimpleNamespace(id=0, synchronize=self.drain),
             memory=SimpleNamespace(OutOfMemoryError=type("OutOfMemoryError", (MemoryError,), {})),
@@ -139,6 +141,16 @@ class ScheduledCupy:
 
         def synchronize(self):
             self.sched.until(lambda: self.done >= self.issued)
+
+    class _Event:
+        """A point in a stream's queue, as ``cupy.cuda.Event().record(stream)`` marks."""
+
+        def __init__(self, sched):
+            self.sched = sched
+
+        def record(self, stream=None):
+            self.stream = stream if stream is not None else self.sched.current[-1]
+            self.position = self.stream.issued
 
     def step(self) -> bool:
         """Run the next operation of one stream (at random) whose next operation may run."""

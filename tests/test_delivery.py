@@ -11,7 +11,7 @@ import pytest
 import floydwarp as fw
 from floydwarp import numeric, schedule
 from floydwarp.gpu import delivery, panel, transfer, wide
-from numpy_gpu import FAKE_CUPY, NumpyPanel
+from numpy_gpu import FAKE_CUPY, NumpyPanel, ScheduledCupy
 
 
 def _padded_start(w, n_pad):
@@ -105,3 +105,76 @@ def test_locked_rows_are_those_of_pieces_locked_by_now():
     small = transfer.HostMatrix.__new__(transfer.HostMatrix)
     small._pieces = []
     assert small.locked_rows(3, 7) == [(3, 7)] and small.locked_rows(4, 4) == []
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_peer_rows_copy_each_band_after_its_kernel(monkeypatch, seed):
+    """delivery.PeerRows (a multi-GPU result kept on GPU 0): on streams run in any order a GPU
+    may pick, each band's copy reads the band only after the kernel that finished it, and
+    ``finish`` copies the bands never handed over; nothing outside the block's place is written."""
+    gpu = ScheduledCupy(seed)
+    monkeypatch.setitem(sys.modules, "cupy", gpu.cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", gpu.cupy.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.runtime", gpu.runtime)
+    rng = np.random.default_rng(seed)
+    final = rng.integers(0, 1000, (40, 32)).astype(np.int32)
+    block = gpu.full((40, 48), -1, np.int32)             # pitched: 32 real columns of 48
+    out = gpu.empty((50, 60), np.int32)
+    gpu.drain()
+    compute = gpu.cupy.cuda.Stream()
+    rows = delivery.PeerRows(out, block, 40, 32, at=(5, 9), stream=compute)
+    with compute:
+        for lo, hi in ((0, 16), (16, 30)):                # the band 30..40 is never handed over
+            block[lo:hi, :32] = final[lo:hi]              # the band's kernel, queued on the compute stream
+            rows((lo, hi))
+        block[30:40, :32] = final[30:40]
+    got = np.asarray(rows.finish())
+    np.testing.assert_array_equal(got[5:45, 9:41], final)
+    outside = np.ones(got.shape, bool)
+    outside[5:45, 9:41] = False
+    assert np.all(got[outside] == 7)                      # a fresh buffer's bytes, untouched
+    assert rows.share() == 30 / 40
+
+
+def test_a_locked_result_mapping_is_kept_for_the_next_result_of_its_size(monkeypatch):
+    """transfer.HostMatrix: when a locked result's array goes, its mapping stays locked and is
+    the next result of the same size (no page is locked again); one released early, or of
+    another size, is not reused; release_kept unlocks what is kept."""
+    import contextlib
+    import gc
+
+    gpu = ScheduledCupy(0)
+    monkeypatch.setitem(sys.modules, "cupy", gpu.cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", gpu.cupy.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.runtime", gpu.runtime)
+    locked, unlocked = [], []
+    monkeypatch.setattr(gpu.runtime, "hostRegister", lambda ptr, size, flags: locked.append(ptr))
+    monkeypatch.setattr(gpu.runtime, "hostUnregister", lambda ptr: unlocked.append(ptr))
+    monkeypatch.setattr(gpu.cupy.cuda, "Device", lambda *a: contextlib.nullcontext())
+    monkeypatch.setattr(transfer, "_KEPT", [])
+    monkeypatch.setattr(transfer, "PIECE_BYTES", 16 << 20)
+    n = 4200                                              # 70.6 MB of int32: over staging.DIRECT_BYTES
+    first = transfer.HostMatrix((n, n), np.int32, lock=True)
+    for piece in first._futures:                          # every piece locked before the run ends
+        piece.result()
+    assert first.locked_share() == 1.0
+    address, pieces = first.array.ctypes.data, len(locked)
+    assert pieces > 1
+    first.array[-1, -1] = 5
+    del first
+    gc.collect()
+    assert unlocked == [] and len(transfer._KEPT) == 1
+    again = transfer.HostMatrix((n, n), np.int32, lock=True)
+    assert again.array.ctypes.data == address and again.locked_share() == 1.0 and len(locked) == pieces
+    assert sum(b - a for a, b in again.locked_rows(0, n)) == n and transfer._KEPT == []
+    other = transfer.HostMatrix((n + 64, n), np.int32, lock=True)     # another size: a mapping of its own
+    for piece in other._futures:
+        piece.result()
+    assert other.array.ctypes.data != address and len(locked) > pieces
+    other.release()                                       # released while its array lives: unlocked, not kept
+    assert sorted(unlocked) == sorted(locked[pieces:])
+    del again, other
+    gc.collect()
+    assert len(transfer._KEPT) == 1 and transfer._KEPT[0].pieces == pieces
+    transfer.release_kept()
+    assert transfer._KEPT == [] and sorted(unlocked) == sorted(locked)

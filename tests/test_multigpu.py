@@ -524,6 +524,52 @@ def test_cli_gpus_checks():
 @pytest.mark.gpu
 @pytest.mark.multigpu
 @needs_two
+@pytest.mark.parametrize("kind", ["neg", "cycle"])
+def test_a_result_kept_on_gpu_0(kind):
+    """output="device": the result stays on GPU 0 (each GPU's rows copied there), exact."""
+    import cupy as cp
+
+    g = graph(333, kind)
+    host = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64)
+    kept = fw.solve(g, backend="multigpu", gpus=2, dtype="int32", block_size=64, output="device")
+    assert host.metadata["result"] == "host memory" and kept.metadata["result"] == "GPU 0"
+    assert isinstance(kept.dist, cp.ndarray) and kept.dist.device.id == 0
+    np.testing.assert_array_equal(cp.asnumpy(kept.dist), host.dist)
+    assert kept.has_negative_cycle == host.has_negative_cycle
+    check(host, 333, kind)
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_a_result_too_large_for_gpu_0_goes_to_the_host(monkeypatch):
+    from floydwarp.gpu import device
+
+    monkeypatch.setattr(device, "budget", lambda plan: 1 << 20)
+    r = fw.solve(graph(301, "pos"), backend="multigpu", gpus=2, dtype="int32", block_size=64, output="device")
+    assert isinstance(r.dist, np.ndarray) and r.metadata["result"].startswith("host memory: the result")
+    check(r, 301, "pos")
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
+def test_cli_gpus_summary_and_npy_from_gpu_0(tmp_path):
+    """--gpus 2 without -o keeps the result on GPU 0; -o x.npy is written from there, equal to
+    one GPU's file of the same drawn graph."""
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=300)
+    base = [sys.executable, "-m", "floydwarp", "solve", "-g", "700", "-p", "3", "-s", "4", "--dtype", "int32"]
+    proc = run(base + ["--gpus", "2"])
+    assert proc.returncode == 0 and "backend:   multigpu/gpu-2d" in proc.stdout, proc.stderr[-2000:]
+    for args, name in ((["--gpus", "2"], "two.npy"), (["--backend", "gpu"], "one.npy")):
+        proc = run(base + args + ["-o", str(tmp_path / name)])
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "two.npy"), np.load(tmp_path / "one.npy"))
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
 @pytest.mark.parametrize("grid", [(2, 1), (1, 2)])
 def test_a_graph_drawn_on_one_gpu_reaches_every_gpu(grid):
     """Edges in GPU 0's memory (erdos_renyi(device=True)): each GPU copies them and keeps its

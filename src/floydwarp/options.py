@@ -14,8 +14,9 @@ from .errors import OptionError
 
 #: options every backend takes
 GENERAL = {
-    "output": "where the result is left: 'host', 'device' (kept in GPU memory by the gpu backend) or 'auto' "
-              "(where a dense input was); the other backends always return host arrays",
+    "output": "where the result is left: 'host', 'device' (kept in GPU memory by the gpu backend, on GPU 0 by "
+              "multigpu where it fits there) or 'auto' (where a dense input was); the other backends always "
+              "return host arrays",
     "phases": "True: time the blocked schedule's phases (phase1, phase2, phase3, ...) where the algorithm runs "
               "one; per-k algorithms have none",
     "output_file": "NAME.npy: the file the result is bound for: the gpu backend keeps the result on the device "

@@ -7,7 +7,9 @@ go by DMA on a stream of their own where the host array (:class:`transfer.HostMa
 result, or the worker's rows of the shared result file) has them page-locked by then;
 :meth:`Rows.finish` copies what is left (rows whose pages were not locked yet) the usual way.
 At n = 32768 the last of 16 rounds is ~150 ms of kernels and the whole copy ~80 ms, so only
-the last band's copy is left after the kernels.
+the last band's copy is left after the kernels.  :class:`PeerRows` is the same for a result
+kept in GPU memory (the ``multigpu`` backend's ``output="device"``, on GPU 0): each band goes
+there by the copy engines, over NVLink from another GPU, ordered by an event on the GPU alone.
 """
 from __future__ import annotations
 
@@ -111,3 +113,61 @@ def unsent(sent, n: int) -> list[tuple[int, int]]:
             gaps.append((at, a))
         at = max(at, b)
     return gaps + [(at, n)] if at < n else gaps
+
+
+class PeerRows:
+    """Deliveries of the leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``d`` into
+    the CuPy matrix ``out`` at row and column ``at``; ``out`` may be on another GPU (a peer
+    copy, over NVLink where the GPUs have it).  Each band's copy waits on the GPU for the
+    band's kernel (queued on ``stream``): no host thread waits, and no SM copies."""
+
+    def __init__(self, out, d, rows: int, cols: int, at=(0, 0), stream=None):
+        import cupy as cp
+
+        self.out, self.d, self.rows, self.cols, self.at = out, d, int(rows), int(cols), at
+        self.compute = stream if stream is not None else cp.cuda.get_current_stream()
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.sent: list[tuple[int, int]] = []
+
+    def __call__(self, rows) -> None:
+        """Send rows ``(start, stop)`` of ``d`` once the work queued so far on the compute
+        stream has run."""
+        import cupy as cp
+
+        lo, hi = max(rows[0], 0), min(rows[1], self.rows)
+        if lo >= hi or not self.cols:
+            return
+        event = cp.cuda.Event(disable_timing=True)
+        event.record(self.compute)
+        self.stream.wait_event(event)
+        self._copy(lo, hi)
+        self.sent.append((lo, hi))
+
+    def _copy(self, lo: int, hi: int) -> None:
+        from cupy.cuda import runtime as rt
+
+        d, out, (r0, c0) = self.d, self.out, self.at
+        rt.memcpy2DAsync(out.data.ptr + (r0 + lo) * out.strides[0] + c0 * out.itemsize, out.strides[0],
+                         d.data.ptr + lo * d.strides[0], d.strides[0], self.cols * d.itemsize, hi - lo,
+                         rt.memcpyDefault, self.stream.ptr)
+
+    def wait(self) -> None:
+        """Wait for the copies queued."""
+        self.stream.synchronize()
+
+    def share(self) -> float:
+        """The share of the rows sent before :meth:`finish`."""
+        return sum(b - a for a, b in self.sent) / self.rows if self.rows else 0.0
+
+    def finish(self):
+        """``out``, once every row is there: queues the rows not sent yet, and waits."""
+        import cupy as cp
+
+        if self.rows and self.cols:
+            event = cp.cuda.Event(disable_timing=True)
+            event.record(self.compute)
+            self.stream.wait_event(event)
+            for lo, hi in unsent(self.sent, self.rows):
+                self._copy(lo, hi)
+        self.wait()
+        return self.out

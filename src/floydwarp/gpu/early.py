@@ -30,8 +30,18 @@ def _retain(gpus: int) -> None:
         return
     if driver.cuInit(0) != 0:
         return
-    for ordinal in range(gpus):
-        device, context = ctypes.c_int(), ctypes.c_void_p()
-        if driver.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
-            return
+    # one thread a GPU: each context's creation is mostly that GPU's own work (its memory
+    # mapped, its firmware told), so four take little longer than one
+    others = [threading.Thread(target=_retain_one, args=(driver, ordinal), daemon=True) for ordinal in range(1, gpus)]
+    for thread in others:
+        thread.start()
+    if gpus:
+        _retain_one(driver, 0)
+    for thread in others:
+        thread.join()
+
+
+def _retain_one(driver, ordinal: int) -> None:
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    if driver.cuDeviceGet(ctypes.byref(device), ordinal) == 0:
         driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)

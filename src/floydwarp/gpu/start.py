@@ -58,44 +58,51 @@ def from_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     (padded) start matrix of the n vertices' ``edges = (src, dst, w)`` (distinct edges; host
     arrays of any integer and number types): their weights, INF elsewhere, 0 on the
     global diagonal."""
+    d = matrix(rows, pitch, dtype, inf, origin)
+    if rows and pitch and len(edges[0]):
+        scatter(d, upload_edges(edges, n, d.dtype), origin)
+    return d
+
+
+def upload_edges(edges, n: int, dtype):
+    """The host ``edges = (src, dst, w)`` in GPU memory as :func:`scatter` reads them: ids in
+    :func:`index_dtype` (n), weights in ``dtype``, in one buffer."""
     import cupy as cp
 
-    d = matrix(rows, pitch, dtype, inf, origin)
-    if rows == 0 or pitch == 0:
-        return d
-    dtype = d.dtype
+    dtype, idx_t = np.dtype(dtype), index_dtype(n)
     src, dst, w = edges
     m = len(src)
-    if not m:
-        return d
-    idx_t = index_dtype(n)
     o1 = -(-m * idx_t.itemsize // 16) * 16
     o2 = 2 * o1
     buf = cp.empty(o2 + m * dtype.itemsize, dtype=np.uint8)
-    base = buf.data.ptr
-    staging.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
-    ct = modules.ctype(dtype)
-    _scatter_into(d, _scatter(ct, _INDEX_CTYPES[idx_t.name], ct), origin, (buf[:o1], buf[o1:o2], buf[o2:]), m)
-    return d
+    if m:
+        base = buf.data.ptr
+        staging.upload_columns([(base, src, idx_t), (base + o1, dst, idx_t), (base + o2, w, dtype)])
+    return buf[:o1].view(idx_t)[:m], buf[o1:o2].view(idx_t)[:m], buf[o2:].view(dtype)
 
 
 def from_device_edges(edges, n: int, rows: int, pitch: int, dtype, inf, origin=(0, 0)):
     """:func:`from_edges` of edges in GPU memory (``Graph.device_edges``: int32 ids, int64
     weights, which the dtype choice has checked): nothing crosses the bus."""
     d = matrix(rows, pitch, dtype, inf, origin)
-    m = len(edges[0])
-    if rows and pitch and m:
-        ct = modules.ctype(d.dtype)
-        _scatter_into(d, _scatter(ct, "int", "long long"), origin, edges, m)
+    if rows and pitch:
+        scatter(d, edges, origin)
     return d
 
 
-def _scatter_into(d, expr: str, origin, edges, m: int) -> None:
+def scatter(d, edges, origin=(0, 0)) -> None:
+    """Write the weights of ``edges = (src, dst, w)`` (CuPy arrays, on this GPU or, with peer
+    access, on another: the kernel reads them over NVLink) that fall inside the block ``d``
+    at ``origin`` of the start matrix."""
+    m = len(edges[0])
+    if not m:
+        return
     rows, pitch = d.shape
     r0, c0 = (int(o) for o in origin)
-    scatter = modules.kernel("start.cu", expr, _group(d.dtype))
-    scatter((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
-            (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0), *edges, np.int64(m)))
+    expr = _scatter(modules.ctype(d.dtype), _INDEX_CTYPES[edges[0].dtype.name], modules.ctype(edges[2].dtype))
+    kernel = modules.kernel("start.cu", expr, _group(d.dtype))
+    kernel((max(1, min(-(-m // _THREADS), 4096)),), (_THREADS,),
+           (d, np.int64(pitch), np.int32(rows), np.int64(pitch), np.int64(r0), np.int64(c0), *edges, np.int64(m)))
 
 
 def seed_predecessors(d, pr, n: int, inf) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import mmap
+import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -46,7 +47,10 @@ class HostMatrix:
         if nbytes <= staging.DIRECT_BYTES:
             self._adopt((staging.pinned(nbytes) if nbytes else np.empty(0, np.uint8)).view(dtype).reshape(shape))
         else:
-            self._adopt(_page_aligned(shape, dtype), (0, shape[0]), fresh=True, lock=lock)
+            kept = _take_kept(nbytes) if lock else None
+            memory = kept.memory if kept is not None else _page_aligned(nbytes)
+            self._adopt(np.frombuffer(memory, dtype=dtype).reshape(shape), (0, shape[0]), fresh=True, lock=lock,
+                        memory=memory, kept=kept)
 
     @classmethod
     def over(cls, array: np.ndarray, rows=None) -> "HostMatrix":
@@ -61,11 +65,14 @@ class HostMatrix:
         host._adopt(array, (r0, r1) if large else None, fresh=False, lock=True)
         return host
 
-    def _adopt(self, array, rows=None, *, fresh=False, lock=False):
+    def _adopt(self, array, rows=None, *, fresh=False, lock=False, memory=None, kept=None):
         """Fill ``array``; map rows ``rows`` of it in pieces (writing to each page where it is
-        ``fresh``, reading it otherwise), and page-lock them with ``lock``."""
+        ``fresh``, reading it otherwise), and page-lock them with ``lock``.  ``memory``: the
+        mapping that ``array`` views, when this object made it (it may then be kept for the
+        next result, :func:`release_kept`); ``kept``: the :class:`_LockedPages` of such a mapping
+        taken for this array, already mapped and locked."""
         self.array = array
-        self._pieces, self._locked, self._finalizer = [], [], None
+        self._pieces, self._locked, self._finalizer, self._pages = [], [], None, None
         self._stop = threading.Event()
         if rows is None:
             return
@@ -79,11 +86,15 @@ class HostMatrix:
                         _page_floor(base + b * row_bytes) if b < r1 else -(-(base + b * row_bytes) // PAGE_BYTES)
                         * PAGE_BYTES) for a, b in self._pieces]
         device = _current_device() if lock else None
-        locked_at = []                        # the pieces' first addresses, as they are locked
         if lock:
-            # unlocks with the array, before its memory goes (not at exit: the process's end does)
-            self._finalizer = weakref.finalize(array, _unlock, locked_at)
+            self._pages = kept if kept is not None else _LockedPages(memory, len(self._pieces))
+            # unlocks (or keeps) with the array, before its memory goes (not at exit: the process's end does)
+            self._finalizer = weakref.finalize(array, self._pages.give_back)
             self._finalizer.atexit = False
+        if kept is not None:                  # mapped and locked by the array that had it before
+            self._locked, self._futures = [True] * len(self._pieces), []
+            return
+        locked_at = self._pages.at if lock else []   # the pieces' first addresses, as they are locked
         self._pool = ThreadPoolExecutor(min(staging.workers_for((r1 - r0) * row_bytes), len(self._pieces)))
         flat = array[r0:r1].reshape(-1).view(np.uint8)
         self._futures = [self._pool.submit(_map_piece, lo, hi, flat[(a - r0) * row_bytes:(b - r0) * row_bytes], fresh,
@@ -110,6 +121,7 @@ class HostMatrix:
         """Unlock the locked pages now (before the memory they belong to is unmapped)."""
         self._wait()
         if self._finalizer is not None:
+            self._pages.memory = None         # the array lives on: its pages are not for another result
             self._finalizer()
 
     def locked_rows(self, start: int, stop: int) -> list[tuple[int, int]]:
@@ -166,11 +178,73 @@ def _split_rows(r0: int, rows: int, pieces, locked):
     return [(a, b) for a, b, lk in inside if lk], [(a, b) for a, b, lk in inside if not lk]
 
 
-def _page_aligned(shape, dtype) -> np.ndarray:
-    """A new array on pages of its own (an anonymous mapping): its pieces can be locked
-    without sharing a page with other memory."""
-    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
+class _LockedPages:
+    """The page-locked pieces of a result's mapping (their first addresses ``at``, as they
+    are locked).  When the result's array goes, a mapping whose ``pieces`` are all locked is
+    kept for the next result of its size (:func:`release_kept`), else unlocked."""
+
+    def __init__(self, memory, pieces: int):
+        self.memory, self.pieces, self.at = memory, pieces, []
+
+    def give_back(self) -> None:
+        if self.memory is not None and len(self.at) == self.pieces and len(self.memory) <= _keep_limit():
+            for old in _keep(self):
+                _unlock(old.at)
+        else:
+            _unlock(self.at)
+
+
+#: the mapping kept for the next result: at most one
+_KEPT: list[_LockedPages] = []
+_KEPT_LOCK = threading.Lock()
+
+
+def _keep_limit() -> int:
+    """The largest mapping kept: an eighth of the host's memory."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
+
+
+def _keep(pages: _LockedPages) -> list[_LockedPages]:
+    """Keep ``pages``; the mappings it replaces, to unlock."""
+    with _KEPT_LOCK:
+        old = _KEPT[:]
+        _KEPT[:] = [pages]
+    return old
+
+
+def _take_kept(nbytes: int):
+    """The kept mapping if it has ``nbytes`` bytes (taken: no one else gets it), else None."""
+    with _KEPT_LOCK:
+        if _KEPT and len(_KEPT[0].memory) == nbytes:
+            return _KEPT.pop()
+    return None
+
+
+def release_kept() -> None:
+    """Unlock and unmap the page-locked result mapping kept for reuse.
+
+    A multi-GPU (or one GPU's) host result of more than 64 MB lives in a mapping whose pages
+    are locked for the GPUs' DMA while they compute.  Locking 4.3 GB takes longer than 4 GPUs
+    need to solve n = 32768, so when the result's array goes, its mapping (up to an eighth of
+    host memory) stays locked and is the next result of the same size at once, as CuPy's
+    pinned memory pool keeps its buffers.  Call this to give that memory back sooner than the
+    process's end."""
+    with _KEPT_LOCK:
+        old = _KEPT[:]
+        _KEPT.clear()
+    for pages in old:
+        _unlock(pages.at)
+
+
+def _page_aligned(nbytes: int) -> mmap.mmap:
+    """A new anonymous mapping (pages of its own): its pieces can be locked without sharing a
+    page with other memory."""
+    memory = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        # 2 MB pages where the kernel has them (Linux THP, "madvise" mode included): a fault
+        # maps 512 times more at once, and page-locking walks 512 times fewer pages
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    return memory
 
 
 def _page_floor(address: int) -> int:

@@ -74,20 +74,22 @@ def run_mpi_gpu(graph, plan, width, rows_grid=None):
 
 def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid) -> EngineOutput:
     """Every rank on this node: each copies its block into the node's shared result by DMA."""
+    from ..gpu import delivery
     from ..gpu.transfer import HostMatrix
 
     with mpi_util.abort_on_error(comm):
         result = shared.NodeResult(comm, plan.n, plan.dtype, plan.options.get("workdir"))
         hosts = []
 
-        def host_rows(r0, r1):
+        def into_result(L, extent, stream):
+            r0, r1, c0, c1 = extent
             hosts.append(HostMatrix.over(result.array, (r0, r1)))
-            return hosts[-1]
+            return delivery.Rows(hosts[-1], L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
 
         try:
-            timings, negative, uncapped, meta = gpu_rank.run_to_host(
+            _, timings, negative, uncapped, meta = gpu_rank.run_delivered(
                 control, plan, blocks.of_graph(graph, plan.dtype, plan.inf), device, width=width,
-                grid_shape=grid_shape, host_rows=host_rows)
+                grid_shape=grid_shape, deliver_into=into_result)
         except BaseException:
             result.discard()
             raise

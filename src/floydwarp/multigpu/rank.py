@@ -339,7 +339,7 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
         warm_up(plan)
         engine.warm_links()
         dev.synchronize()
-        timings["setup"] = time.perf_counter() - t0
+        setup = time.perf_counter() - t0
         control.barrier()
         t1 = time.perf_counter()
         if timeline is not None:
@@ -353,6 +353,7 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     except BaseException:
         links.drop_comms(grid)           # a run that broke off leaves its communicators unusable
         raise
+    timings["setup"] = control.allreduce(setup, "max")      # the slowest GPU's: the others waited for it
     timings["compute"] = control.allreduce(compute, "max")
     timings["comm"] = control.allreduce(comm, "max")
     meta = {"processes": control.size, "grid": [rows, cols], "panel_width": width, "rounds": part.panels,
@@ -365,21 +366,24 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     return L, part, grid, timings, meta
 
 
-def run_to_host(control: Control, plan, source, device_id: int, *, width: int, grid_shape, host_rows, links=nccl):
-    """:func:`run_rank` with the block delivered into host memory as the last round finishes it:
-    ``host_rows(r0, r1)`` is the :class:`~floydwarp.gpu.transfer.HostMatrix` that holds rows
-    r0 .. r1 of the result (the result's own, or a mapping of it shared between processes).
-    Returns ``(timings, negative, uncapped, metadata)``; ``negative``: whether any diagonal went
-    negative; ``uncapped``: :func:`floydwarp.numeric.verify_uncapped` of the whole result where
-    the plan asks for it (``verify_after``), else None."""
-    from ..gpu import delivery, device
+def run_delivered(control: Control, plan, source, device_id: int, *, width: int, grid_shape, deliver_into,
+                  links=nccl):
+    """:func:`run_rank` with the block delivered as the last round finishes it: ``deliver_into(L,
+    (r0, r1, c0, c1), stream)`` makes the :mod:`floydwarp.gpu.delivery` object that takes rows
+    r0 .. r1, columns c0 .. c1 of the result from the block ``L`` whose kernels run on
+    ``stream``: a ``Rows`` into host memory (the result's own, or a mapping of it shared
+    between processes) or a ``PeerRows`` into a matrix on a GPU.  Returns ``(result, timings,
+    negative, uncapped, metadata)``; ``result``: what the delivery's ``finish`` returned;
+    ``negative``: whether any diagonal went negative; ``uncapped``:
+    :func:`floydwarp.numeric.verify_uncapped` of the whole result where the plan asks for it
+    (``verify_after``), else None."""
+    from ..gpu import device
 
     rows = []
 
     def deliver_rows(part, grid, engine):
         r0, r1, c0, c1 = blocks.real_extent(part, grid)
-        rows.append(delivery.Rows(host_rows(r0, max(r0, r1)), engine.L, max(0, r1 - r0), max(0, c1 - c0),
-                                  at=(r0, c0), stream=engine.main))
+        rows.append(deliver_into(engine.L, (r0, max(r0, r1), c0, max(c0, c1)), engine.main))
         return rows[-1]
 
     try:
@@ -394,12 +398,12 @@ def run_to_host(control: Control, plan, source, device_id: int, *, width: int, g
                 mine, plan.inf, plan.stats.max_weight)), "and")
             timings["check"] = time.perf_counter() - t
         t = time.perf_counter()
-        rows[0].finish()
+        result = rows[0].finish()
         negative = negative_anywhere(control, L, part, grid)
         timings["gather"] = control.allreduce(time.perf_counter() - t, "max")
         meta["gather_overlapped"] = rows[0].share()
         meta["device"] = device.current()["name"]
-        return timings, negative, uncapped, meta
+        return result, timings, negative, uncapped, meta
     except BaseException:
         for started in rows:
             try:

@@ -6,8 +6,10 @@ Each thread runs :func:`floydwarp.multigpu.rank.run_rank` on its GPU with a
 no pipes, no shared files -- every thread builds its block from the caller's graph, and
 delivers it by DMA into the one host result, whose pages background threads lock while the
 GPUs compute (:class:`floydwarp.gpu.transfer.HostMatrix`), each band of rows as the last
-round finishes it (:mod:`floydwarp.gpu.delivery`).  Nothing is spawned, so a script that
-calls ``solve(..., backend="multigpu")`` needs no ``if __name__ == "__main__":`` guard.
+round finishes it (:mod:`floydwarp.gpu.delivery`).  With ``output="device"`` (the CLI's
+summary-only runs) the result stays on GPU 0 instead, and the bands go there over NVLink.
+Nothing is spawned, so a script that calls ``solve(..., backend="multigpu")`` needs no
+``if __name__ == "__main__":`` guard.
 
 The threads only enqueue: kernels, copies and the events that order them run on the GPUs.
 A thread that fails aborts every barrier, so the others stop at their next meeting instead
@@ -25,7 +27,7 @@ from ..plan import EngineOutput
 from . import blocks
 from . import rank as rank_engine
 from .control import BrokenOff, Meeting, ThreadControl
-from .partition import choose_grid
+from .partition import BlockPartition, choose_grid
 from .peers import PeerLinks, enable_peer_access
 
 #: seconds every thread has to reach a meeting once one has
@@ -65,22 +67,23 @@ def in_threads(target, size: int, timeout: float, on_failure=None) -> list:
     return results
 
 
-def _rank(control, plan, source, width, shape, links, host):
-    """One GPU's thread: its block, the rounds, its rows into ``host`` as the last round ends."""
+def _rank(control, plan, source, width, shape, links, deliver_into):
+    """One GPU's thread: its block, the rounds, its rows into the result as the last round ends."""
     import cupy as cp
 
     cp.cuda.Device(control.rank).use()
     try:
-        timings, negative, uncapped, meta = rank_engine.run_to_host(control, plan, source, control.rank, width=width,
-                                                          grid_shape=shape, host_rows=lambda r0, r1: host,
-                                                          links=links)
-        return {"timings": timings, "negative": negative, "uncapped": uncapped, "metadata": meta}
+        result, timings, negative, uncapped, meta = rank_engine.run_delivered(
+            control, plan, source, control.rank, width=width, grid_shape=shape, deliver_into=deliver_into, links=links)
+        return {"result": result, "timings": timings, "negative": negative, "uncapped": uncapped, "metadata": meta}
     finally:
         cp.get_default_memory_pool().free_all_blocks()       # the caller gets its GPU memory back
 
 
 def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
-    """Every GPU's rank in a thread of this process; the result in one host array."""
+    """Every GPU's rank in a thread of this process; the result in one host array, or on GPU 0
+    (:func:`result_on_gpu`)."""
+    from ..gpu import delivery
     from ..gpu.transfer import HostMatrix
 
     rank_engine.check_plan(plan)
@@ -90,15 +93,58 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     t0 = time.perf_counter()
     access = enable_peer_access(range(gpus))
     dt = np.dtype(plan.dtype)
-    host = HostMatrix((plan.n, plan.n), dt, lock=True)       # mapped and locked while the GPUs compute
-    source = blocks.of_graph(graph, dt, plan.inf)
+    out, where = result_on_gpu(plan, width, shape, dt)
+    if out is not None:
+        def deliver_into(L, extent, stream):
+            r0, r1, c0, c1 = extent
+            return delivery.PeerRows(out, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+    else:
+        host = HostMatrix((plan.n, plan.n), dt, lock=True)       # mapped and locked while the GPUs compute
+
+        def deliver_into(L, extent, stream):
+            r0, r1, c0, c1 = extent
+            return delivery.Rows(host, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+    peers = all(access.values())
+    source = blocks.of_graph(graph, dt, plan.inf, shared_by=(shape, timeout) if peers else None)
     links = PeerLinks(*shape, timeout)
     start = time.perf_counter() - t0
-    out = in_threads(lambda control: _rank(control, plan, source, width, shape, links, host), gpus, timeout,
-                     on_failure=links.abort)
-    first = out[0]
+
+    def abort():
+        links.abort()
+        source.abort()
+
+    ranks = in_threads(lambda control: _rank(control, plan, source, width, shape, links, deliver_into), gpus,
+                       timeout, on_failure=abort)
+    first = ranks[0]
     timings = dict(first["timings"], start=start)
     meta = dict(first["metadata"], gpus=gpus, launcher="threads of this process, one per GPU",
-                peer_access=all(access.values()), **rank_engine.choices(plan, grid_shape))
-    return EngineOutput(host.result(), None, timings, negative_diagonal=first["negative"], pred_loops=False,
+                peer_access=peers, result=where, **rank_engine.choices(plan, grid_shape))
+    return EngineOutput(first["result"], None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         uncapped=first["uncapped"], metadata=meta)
+
+
+def result_on_gpu(plan, width: int, shape, dtype):
+    """``(matrix, where)``: the n x n result's matrix on GPU 0, where the caller wants the result
+    on a GPU (``output="device"``, or an ``.npy`` file it is bound for: ``gpu.incore.wants_device``)
+    and it fits there beside GPU 0's block; else ``(None, why it is in host memory)``.  Each GPU
+    copies its rows there over NVLink as the last round finishes them (``delivery.PeerRows``):
+    milliseconds, where a host result of n = 32768 took 0.3-0.8 s to lock and fill."""
+    import cupy as cp
+
+    from ..gpu import device, incore
+    from ..gpu.layout import format_bytes
+
+    if not incore.wants_device(plan, False):
+        return None, "host memory"
+    n = plan.n
+    need = n * n * dtype.itemsize
+    part = BlockPartition(n, width, *shape)
+    rows, cols = part.row_extent(0)[1], part.col_extent(0)[1]
+    # GPU 0's own block, its panels' buffers (a row and a column panel, twice for the lookahead) and a margin
+    block = (rows * cols + 4 * (rows + cols) * width) * dtype.itemsize + (256 << 20)
+    with cp.cuda.Device(0):
+        free = device.budget(plan)
+        if need + block > free:
+            return None, (f"host memory: the result ({format_bytes(need)}) does not fit on GPU 0 beside its block "
+                          f"({format_bytes(free)} free)")
+        return cp.empty((n, n), dtype), "GPU 0"
