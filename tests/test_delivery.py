@@ -173,8 +173,16 @@ def test_a_locked_result_mapping_is_kept_for_the_next_result_of_its_size(monkeyp
     assert other.array.ctypes.data != address and len(locked) > pieces
     other.release()                                       # released while its array lives: unlocked, not kept
     assert sorted(unlocked) == sorted(locked[pieces:])
+    view = again.array[:3]                                # a view outlives the array: its pages stay locked
     del again, other
     gc.collect()
-    assert len(transfer._KEPT) == 1 and transfer._KEPT[0].pieces == pieces
+    assert transfer._KEPT == [] and sorted(unlocked) == sorted(locked[pieces:])
+    third = transfer.HostMatrix((n, n), np.int32, lock=True)
+    for piece in third._futures:
+        piece.result()
+    assert third.array.ctypes.data != address            # the viewed mapping is not anyone else's
+    del third, view                                       # both go: the last one given back is kept
+    gc.collect()
+    assert len(transfer._KEPT) == 1
     transfer.release_kept()
     assert transfer._KEPT == [] and sorted(unlocked) == sorted(locked)

@@ -119,16 +119,21 @@ def test_a_page_locked_host_matrix_takes_the_dma_itself(tiny_chunks, monkeypatch
     assert np.array_equal(got, a[:rows, :cols].get())
     if lock_first:
         assert all(host._wait())                                 # every piece went by DMA
-    # the pieces stay locked while the array lives, and are unlocked when it goes
+    # the pieces stay locked while the array or a view of it lives; when the last goes they are
+    # unlocked, or (all locked) kept for the next result until release_kept
+    import gc
+
     from cupy.cuda import runtime as rt
 
     view, ptr = got[:], got.ctypes.data
     del got, host
-    import gc
     gc.collect()
+    assert np.array_equal(view, a[:rows, :cols].get())
+    del view
+    gc.collect()
+    tiny_chunks.release_kept()
     with pytest.raises(rt.CUDARuntimeError):                     # not registered any more
         rt.hostUnregister(ptr)
-    assert np.array_equal(view, a[:rows, :cols].get())
 
 
 @pytest.mark.parametrize("n,dtype,rows", [(700, "int32", None), (520, "int16", (100, 413)), (300, "float64", (7, 300))])
@@ -227,6 +232,7 @@ def test_rows_sent_early_land_and_unlock_with_their_array(tiny_chunks, monkeypat
     ptr = got.ctypes.data
     del got, host, rows
     gc.collect()
+    tiny_chunks.release_kept()                        # all its pieces were locked: kept until now
     with pytest.raises(rt.CUDARuntimeError):          # not registered any more
         rt.hostUnregister(ptr)
 

@@ -88,8 +88,10 @@ class HostMatrix:
         device = _current_device() if lock else None
         if lock:
             self._pages = kept if kept is not None else _LockedPages(memory, len(self._pieces))
-            # unlocks (or keeps) with the array, before its memory goes (not at exit: the process's end does)
-            self._finalizer = weakref.finalize(array, self._pages.give_back)
+            # unlocks (or keeps) with the array, before its memory goes (not at exit: the process's end does);
+            # for a mapping of our own, with the array that views it whole, which every NumPy view of the
+            # result refers to (their base): no view of a kept mapping is left
+            self._finalizer = weakref.finalize(array if memory is None else array.base, self._pages.give_back)
             self._finalizer.atexit = False
         if kept is not None:                  # mapped and locked by the array that had it before
             self._locked, self._futures = [True] * len(self._pieces), []
@@ -180,8 +182,9 @@ def _split_rows(r0: int, rows: int, pieces, locked):
 
 class _LockedPages:
     """The page-locked pieces of a result's mapping (their first addresses ``at``, as they
-    are locked).  When the result's array goes, a mapping whose ``pieces`` are all locked is
-    kept for the next result of its size (:func:`release_kept`), else unlocked."""
+    are locked).  When the last view of the mapping goes, a mapping whose ``pieces`` are all
+    locked is kept for the next result of its size (:func:`release_kept`); any other is
+    unlocked."""
 
     def __init__(self, memory, pieces: int):
         self.memory, self.pieces, self.at = memory, pieces, []
