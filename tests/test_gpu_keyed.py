@@ -140,7 +140,9 @@ def test_negative_cycle_is_found_with_predecessors():
 def test_keys_phase_is_timed():
     r = _fast(graph(1000, "pos"), "int32", phases=True, wide_width=256)
     assert {"keys", "phase1", "phase2", "phase3"} <= set(r.timings)
-    assert sum(r.timings[p] for p in ("keys", "phase1", "phase2", "phase3")) <= r.timings["compute"] * 1.01
+    # each phase lies inside the run; their sum may exceed it, as the lookahead's side stream
+    # runs the next round's pivot phases beside phase 3 (seen under -n 12 on one GPU)
+    assert all(r.timings[p] <= r.timings["compute"] * 1.01 for p in ("keys", "phase1", "phase2", "phase3"))
 
 
 def test_device_input_keeps_keyed_result_on_device():
