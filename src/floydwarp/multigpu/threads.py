@@ -71,13 +71,13 @@ def _rank(control, plan, source, width, shape, links, deliver_into):
     """One GPU's thread: its block, the rounds, its rows into the result as the last round ends."""
     import cupy as cp
 
+    # The GPU memory the run used stays in CuPy's pool for the next call, as the gpu backend's
+    # does (cupy.get_default_memory_pool().free_all_blocks() gives it back): allocating a
+    # 1 GB block again took 40 ms of a 0.8 s call at n = 32768 on 4 GPUs.
     cp.cuda.Device(control.rank).use()
-    try:
-        result, timings, negative, uncapped, meta = rank_engine.run_delivered(
-            control, plan, source, control.rank, width=width, grid_shape=shape, deliver_into=deliver_into, links=links)
-        return {"result": result, "timings": timings, "negative": negative, "uncapped": uncapped, "metadata": meta}
-    finally:
-        cp.get_default_memory_pool().free_all_blocks()       # the caller gets its GPU memory back
+    result, timings, negative, uncapped, meta = rank_engine.run_delivered(
+        control, plan, source, control.rank, width=width, grid_shape=shape, deliver_into=deliver_into, links=links)
+    return {"result": result, "timings": timings, "negative": negative, "uncapped": uncapped, "metadata": meta}
 
 
 def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
