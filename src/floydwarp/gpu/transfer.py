@@ -7,7 +7,8 @@ device still computes, and page-locks them there too (``cudaHostRegister``, abou
 4.3 GB on the H100's host): a locked piece is then the DMA's own destination, at the link's
 rate (55 GB/s measured against 36 GB/s through staging, which moves every byte through host
 memory twice more).  Pieces not locked by the time the device is done go through staging.
-The pages stay locked while the array lives (unlocking stalls the driver ~20 ms a GB).
+The pages stay locked while the array lives (unlocking stalls the driver ~20 ms a GB); when it
+goes, a wholly locked mapping is kept for the next result of its size (:func:`release_kept`).
 """
 from __future__ import annotations
 
@@ -245,7 +246,8 @@ def _page_aligned(nbytes: int) -> mmap.mmap:
     memory = mmap.mmap(-1, nbytes)
     if hasattr(mmap, "MADV_HUGEPAGE"):
         # 2 MB pages where the kernel has them (Linux THP, "madvise" mode included): a fault
-        # maps 512 times more at once, and page-locking walks 512 times fewer pages
+        # maps 512 times more at once (n = 32768 int16 on 4 H200s: 62-75 % of the result's
+        # pieces locked by the end of the rounds, against none on 4 KB pages)
         memory.madvise(mmap.MADV_HUGEPAGE)
     return memory
 
