@@ -369,6 +369,71 @@ def test_cli_gpus_refuses_distributed():
     assert "--gpus runs a thread per GPU of this machine" in out.stderr
 
 
+@pytest.mark.parametrize("shape", [(1, 2), (2, 2), (1, 3), (2, 4)])
+def test_a_grid_rows_gpus_share_their_edges_upload(monkeypatch, shape):
+    """blocks.RowSharedEdgeBlocks, its GPUs played by threads and NumPy: each GPU of a grid row
+    uploads a share of the row's edges, every block reads them all and is the start matrix's
+    block; no share outlives the rows' second meeting."""
+    from floydwarp.gpu import start
+    from floydwarp.multigpu import blocks
+
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(cuda=SimpleNamespace(
+        get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))))
+    uploaded = []
+
+    def upload(edges, n, dtype):
+        uploaded.append(len(edges[0]))
+        return tuple(np.array(e) for e in edges)
+
+    def matrix(rows, pitch, dtype, inf, origin=(0, 0)):
+        i, j = np.indices((rows, pitch))
+        return np.where(i + origin[0] == j + origin[1], 0, inf).astype(dtype)
+
+    def scatter(d, edges, origin=(0, 0)):
+        i, j = edges[0] - origin[0], edges[1] - origin[1]
+        inside = (i >= 0) & (i < d.shape[0]) & (j >= 0) & (j < d.shape[1])
+        d[i[inside], j[inside]] = edges[2][inside]
+
+    monkeypatch.setattr(start, "upload_edges", upload)
+    monkeypatch.setattr(start, "matrix", matrix)
+    monkeypatch.setattr(start, "scatter", scatter)
+    g = graph(333, "neg")
+    dt, inf = np.dtype(np.int32), numeric.inf_of(np.int32)
+    part = BlockPartition(g.n, 64, *shape)
+    source = blocks.of_graph(g, dt, inf, shared_by=(shape, 30))
+    assert isinstance(source, blocks.RowSharedEdgeBlocks)
+    built = in_threads(lambda c: source.block(part, ProcessGrid(*shape, c.rank), dt, inf), shape[0] * shape[1], 30)
+    start_matrix = g.to_matrix(dt, inf)
+    for rank, got in enumerate(built):
+        r0, r1, c0, c1 = blocks.real_extent(part, ProcessGrid(*shape, rank))
+        assert np.array_equal(got[:r1 - r0, :c1 - c0], start_matrix[r0:r1, c0:c1])
+    assert sum(uploaded) == g.num_edges and source.shares == {}    # each edge went up once
+
+
+def test_a_failing_gpu_releases_its_grid_row(monkeypatch):
+    """A GPU whose upload fails aborts the row's meeting: its peers stop, and its error is raised."""
+    from floydwarp.gpu import start
+    from floydwarp.multigpu import blocks
+
+    def upload(edges, n, dtype):
+        if threading.current_thread().name.endswith("-1"):
+            raise DeviceError("out of memory on GPU 1 (simulated)")
+        return edges
+
+    monkeypatch.setattr(start, "upload_edges", upload)
+    monkeypatch.setattr(start, "matrix", lambda rows, pitch, dtype, inf, origin=(0, 0): np.zeros((rows, pitch)))
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(cuda=SimpleNamespace(
+        get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))))
+    g = graph(200, "pos")
+    source = blocks.of_graph(g, np.dtype(np.int32), 0, shared_by=((1, 2), 30))
+    part = BlockPartition(g.n, 64, 1, 2)
+    t = time.perf_counter()
+    with pytest.raises(DeviceError, match="simulated"):
+        in_threads(lambda c: source.block(part, ProcessGrid(1, 2, c.rank), np.dtype(np.int32), 0), 2, 30,
+                   on_failure=source.abort)
+    assert time.perf_counter() - t < 10
+
+
 # ---------------------------------------------------------------- on GPUs
 def _gpus():
     try:
