@@ -108,8 +108,8 @@ def test_locked_rows_are_those_of_pieces_locked_by_now():
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_peer_rows_copy_each_band_after_its_kernel(monkeypatch, seed):
-    """delivery.PeerRows (a multi-GPU result kept on GPU 0): on streams run in any order a GPU
+def test_device_rows_copy_each_band_after_its_kernel(monkeypatch, seed):
+    """delivery.DeviceRows (a multi-GPU result kept on GPU 0): on streams run in any order a GPU
     may pick, each band's copy reads the band only after the kernel that finished it, and
     ``finish`` copies the bands never handed over; nothing outside the block's place is written."""
     gpu = ScheduledCupy(seed)
@@ -122,7 +122,7 @@ def test_peer_rows_copy_each_band_after_its_kernel(monkeypatch, seed):
     out = gpu.empty((50, 60), np.int32)
     gpu.drain()
     compute = gpu.cupy.cuda.Stream()
-    rows = delivery.PeerRows(out, block, 40, 32, at=(5, 9), stream=compute)
+    rows = delivery.DeviceRows(out, block, 40, 32, at=(5, 9), stream=compute)
     with compute:
         for lo, hi in ((0, 16), (16, 30)):                # the band 30..40 is never handed over
             block[lo:hi, :32] = final[lo:hi]              # the band's kernel, queued on the compute stream

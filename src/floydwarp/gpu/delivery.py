@@ -7,7 +7,7 @@ go by DMA on a stream of their own where the host array (:class:`transfer.HostMa
 result, or the worker's rows of the shared result file) has them page-locked by then;
 :meth:`Rows.finish` copies what is left (rows whose pages were not locked yet) the usual way.
 At n = 32768 the last of 16 rounds is ~150 ms of kernels and the whole copy ~80 ms, so only
-the last band's copy is left after the kernels.  :class:`PeerRows` is the same for a result
+the last band's copy is left after the kernels.  :class:`DeviceRows` is the same for a result
 kept in GPU memory (the ``multigpu`` backend's ``output="device"``, on GPU 0): each band goes
 there by the copy engines, over NVLink from another GPU, ordered by an event on the GPU alone.
 """
@@ -115,7 +115,7 @@ def unsent(sent, n: int) -> list[tuple[int, int]]:
     return gaps + [(at, n)] if at < n else gaps
 
 
-class PeerRows:
+class DeviceRows:
     """Deliveries of the leading ``rows`` x ``cols`` of the (pitched) CuPy matrix ``d`` into
     the CuPy matrix ``out`` at row and column ``at``; ``out`` may be on another GPU (a peer
     copy, over NVLink where the GPUs have it).  Each band's copy waits on the GPU for the

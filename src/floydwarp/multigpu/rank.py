@@ -372,7 +372,7 @@ def run_delivered(control: Control, plan, source, device_id: int, *, width: int,
     (r0, r1, c0, c1), stream)`` makes the :mod:`floydwarp.gpu.delivery` object that takes rows
     r0 .. r1, columns c0 .. c1 of the result from the block ``L`` whose kernels run on
     ``stream``: a ``Rows`` into host memory (the result's own, or a mapping of it shared
-    between processes) or a ``PeerRows`` into a matrix on a GPU.  Returns ``(result, timings,
+    between processes) or a ``DeviceRows`` into a matrix on a GPU.  Returns ``(result, timings,
     negative, uncapped, metadata)``; ``result``: what the delivery's ``finish`` returned;
     ``negative``: whether any diagonal went negative; ``uncapped``:
     :func:`floydwarp.numeric.verify_uncapped` of the whole result where the plan asks for it

@@ -97,7 +97,7 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     if out is not None:
         def deliver_into(L, extent, stream):
             r0, r1, c0, c1 = extent
-            return delivery.PeerRows(out, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+            return delivery.DeviceRows(out, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
     else:
         host = HostMatrix((plan.n, plan.n), dt, lock=True)       # mapped and locked while the GPUs compute
 
@@ -127,7 +127,7 @@ def result_on_gpu(plan, width: int, shape, dtype):
     """``(matrix, where)``: the n x n result's matrix on GPU 0, where the caller wants the result
     on a GPU (``output="device"``, or an ``.npy`` file it is bound for: ``gpu.incore.wants_device``)
     and it fits there beside GPU 0's block; else ``(None, why it is in host memory)``.  Each GPU
-    copies its rows there over NVLink as the last round finishes them (``delivery.PeerRows``):
+    copies its rows there over NVLink as the last round finishes them (``delivery.DeviceRows``):
     milliseconds, where a host result of n = 32768 took 0.3-0.8 s to lock and fill."""
     import cupy as cp
 
