@@ -78,8 +78,14 @@ def run_cli(*args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+@pytest.fixture(scope="module")
+def whole_2400():
+    """The uninterrupted in-process run both killed CLI runs must equal, solved once for both."""
+    return fw.solve(fw.generate.erdos_renyi(2400, 15, seed=3), backend="cpu", block_size=48, predecessors=True)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_cli_killed_run_resumes_bit_identical(tmp_path, sig):
+def test_cli_killed_run_resumes_bit_identical(tmp_path, sig, whole_2400):
     ckpt, out = tmp_path / "ckpt", tmp_path / "out.npz"
     args = ["-g", "2400", "-p", "15", "-s", "3", "-b", "48", "--predecessors", "--checkpoint", str(ckpt),
             "--checkpoint-every", "0", "-o", str(out)]
@@ -101,8 +107,7 @@ def test_cli_killed_run_resumes_bit_identical(tmp_path, sig):
     stdout, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     got = fw.Result.load(out)
-    whole = fw.solve(fw.generate.erdos_renyi(2400, 15, seed=3), backend="cpu", block_size=48, predecessors=True)
-    assert np.array_equal(got.dist, whole.dist) and np.array_equal(got.pred, whole.pred)
+    assert np.array_equal(got.dist, whole_2400.dist) and np.array_equal(got.pred, whole_2400.pred)
 
 
 def test_cli_resume_refuses_other_settings(tmp_path):

@@ -38,12 +38,20 @@ def python_records(data: bytes, ncols: int):
 
 _SPACE = st.sampled_from([b" ", b"  ", b"\t", b" \r", b"\x0b", b"\x0c"])
 _SIGN = st.sampled_from([b"", b"-", b"+"])
-_INTEGER = st.builds(lambda sign, digits: sign + digits, _SIGN, st.from_regex(rb"\A[0-9]{1,18}\Z", fullmatch=True))
+
+
+def _digits(least: int, most: int):
+    """``least``..``most`` ASCII digits, leading zeros too.  (``st.text`` draws them as one
+    string; ``st.from_regex`` drew them digit by digit, and made these tests 2.5 times slower.)"""
+    return st.text("0123456789", min_size=least, max_size=most).map(str.encode)
+
+
+_INTEGER = st.builds(lambda sign, digits: sign + digits, _SIGN, _digits(1, 18))
 # reals within the exact fast path: <= 15 significant digits, |exponent| small enough
 _REAL = st.one_of(
-    st.builds(lambda sign, a, b: sign + a + b"." + b, _SIGN, st.from_regex(rb"\A[0-9]{0,7}\Z", fullmatch=True),
-              st.from_regex(rb"\A[0-9]{1,7}\Z", fullmatch=True)),
-    st.builds(lambda sign, a, e: sign + a + e, _SIGN, st.from_regex(rb"\A[0-9]{1,6}(\.[0-9]{0,6})?\Z", fullmatch=True),
+    st.builds(lambda sign, a, b: sign + a + b"." + b, _SIGN, _digits(0, 7), _digits(1, 7)),
+    st.builds(lambda sign, a, f, e: sign + a + f + e, _SIGN, _digits(1, 6),
+              st.one_of(st.just(b""), _digits(0, 6).map(lambda f: b"." + f)),
               st.sampled_from([b"e5", b"E-3", b"e+12", b"e-9", b"E0", b"e-10"])),
     st.sampled_from([b"0.1", b"0.2", b"0.3", b"-0.0", b"5.", b".5", b"1e22", b"1e-22", b"123456789012345.0",
                      b"0.000000000000001"]))
