@@ -93,17 +93,16 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
     t0 = time.perf_counter()
     access = enable_peer_access(range(gpus))
     dt = np.dtype(plan.dtype)
-    out, where = result_on_gpu(plan, width, shape, dt)
-    if out is not None:
-        def deliver_into(L, extent, stream):
-            r0, r1, c0, c1 = extent
-            return delivery.DeviceRows(out, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+    target, where = result_on_gpu(plan, width, shape, dt)
+    if target is not None:
+        deliveries = delivery.DeviceRows
     else:
-        host = HostMatrix((plan.n, plan.n), dt, lock=True)       # mapped and locked while the GPUs compute
+        target, deliveries = HostMatrix((plan.n, plan.n), dt, lock=True), delivery.Rows   # locked while they compute
 
-        def deliver_into(L, extent, stream):
-            r0, r1, c0, c1 = extent
-            return delivery.Rows(host, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+    def deliver_into(L, extent, stream):
+        r0, r1, c0, c1 = extent
+        return deliveries(target, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+
     peers = all(access.values())
     source = blocks.of_graph(graph, dt, plan.inf, shared_by=(shape, timeout) if peers else None)
     links = PeerLinks(*shape, timeout)
