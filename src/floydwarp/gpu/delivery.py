@@ -132,16 +132,20 @@ class DeviceRows:
     def __call__(self, rows) -> None:
         """Send rows ``(start, stop)`` of ``d`` once the work queued so far on the compute
         stream has run."""
-        import cupy as cp
-
         lo, hi = max(rows[0], 0), min(rows[1], self.rows)
         if lo >= hi or not self.cols:
             return
+        self._after_compute()
+        self._copy(lo, hi)
+        self.sent.append((lo, hi))
+
+    def _after_compute(self) -> None:
+        """Copies queued from now on wait for the work queued so far on the compute stream."""
+        import cupy as cp
+
         event = cp.cuda.Event(disable_timing=True)
         event.record(self.compute)
         self.stream.wait_event(event)
-        self._copy(lo, hi)
-        self.sent.append((lo, hi))
 
     def _copy(self, lo: int, hi: int) -> None:
         from cupy.cuda import runtime as rt
@@ -161,12 +165,8 @@ class DeviceRows:
 
     def finish(self):
         """``out``, once every row is there: queues the rows not sent yet, and waits."""
-        import cupy as cp
-
         if self.rows and self.cols:
-            event = cp.cuda.Event(disable_timing=True)
-            event.record(self.compute)
-            self.stream.wait_event(event)
+            self._after_compute()
             for lo, hi in unsent(self.sent, self.rows):
                 self._copy(lo, hi)
         self.wait()

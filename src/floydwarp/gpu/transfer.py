@@ -192,7 +192,7 @@ class _LockedPages:
 
     def give_back(self) -> None:
         if self.memory is not None and len(self.at) == self.pieces and len(self.memory) <= _keep_limit():
-            for old in _keep(self):
+            for old in _replace_kept(self):
                 _unlock(old.at)
         else:
             _unlock(self.at)
@@ -208,11 +208,11 @@ def _keep_limit() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
 
 
-def _keep(pages: _LockedPages) -> list[_LockedPages]:
-    """Keep ``pages``; the mappings it replaces, to unlock."""
+def _replace_kept(pages: _LockedPages | None) -> list[_LockedPages]:
+    """Keep ``pages`` (None: nothing); the mappings kept before, to unlock."""
     with _KEPT_LOCK:
         old = _KEPT[:]
-        _KEPT[:] = [pages]
+        _KEPT[:] = [] if pages is None else [pages]
     return old
 
 
@@ -233,10 +233,7 @@ def release_kept() -> None:
     host memory) stays locked and is the next result of the same size at once, as CuPy's
     pinned memory pool keeps its buffers.  Call this to give that memory back sooner than the
     process's end."""
-    with _KEPT_LOCK:
-        old = _KEPT[:]
-        _KEPT.clear()
-    for pages in old:
+    for pages in _replace_kept(None):
         _unlock(pages.at)
 
 

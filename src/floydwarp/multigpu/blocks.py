@@ -38,11 +38,16 @@ class EdgeBlocks(BlockSource):
     def block(self, part: BlockPartition, grid: ProcessGrid, dtype, inf):
         from ..gpu import start
 
+        (r0, nr, c0, nc), (a, b) = self._rows_edges(part, grid)
+        return start.from_edges(tuple(e[a:b] for e in self.edges), self.n, nr, nc, dtype, inf, origin=(r0, c0))
+
+    def _rows_edges(self, part: BlockPartition, grid: ProcessGrid):
+        """``((r0, rows, c0, cols), (a, b))``: the block's place and size, and the range of the
+        edges leaving its rows."""
         r0, nr = part.row_extent(grid.my_row)
         c0, nc = part.col_extent(grid.my_col)
-        src = self.edges[0]
-        a, b = np.searchsorted(src, [r0, r0 + nr])
-        return start.from_edges(tuple(e[a:b] for e in self.edges), self.n, nr, nc, dtype, inf, origin=(r0, c0))
+        a, b = np.searchsorted(self.edges[0], [r0, r0 + nr])
+        return (r0, nr, c0, nc), (int(a), int(b))
 
 
 class RowSharedEdgeBlocks(EdgeBlocks):
@@ -63,9 +68,7 @@ class RowSharedEdgeBlocks(EdgeBlocks):
 
         from ..gpu import start
 
-        r0, nr = part.row_extent(grid.my_row)
-        c0, nc = part.col_extent(grid.my_col)
-        a, b = np.searchsorted(self.edges[0], [r0, r0 + nr])
+        (r0, nr, c0, nc), (a, b) = self._rows_edges(part, grid)
         lo, hi = (a + (b - a) * k // self.cols for k in (grid.my_col, grid.my_col + 1))
         self.shares[grid.my_row, grid.my_col] = start.upload_edges(tuple(e[lo:hi] for e in self.edges), self.n,
                                                                    dtype)
