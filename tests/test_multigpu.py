@@ -635,6 +635,28 @@ def test_cli_gpus_summary_and_npy_from_gpu_0(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.multigpu
 @needs_two
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="no mpiexec")
+def test_cli_distributed_draws_on_each_ranks_gpu(tmp_path):
+    """mpiexec -n 2 ... --distributed -a gpu-2d: each rank draws the graph on its own GPU; the
+    summary run keeps the result on rank 0's GPU; -o x.npy equals one GPU's file of the graph."""
+    pytest.importorskip("mpi4py")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0")
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=300, env=env)
+    base = ["solve", "-g", "700", "-p", "3", "-s", "4", "--dtype", "int32"]
+    mpi = ["mpiexec", "-n", "2", sys.executable, "-m", "floydwarp", *base, "--distributed", "-a", "gpu-2d"]
+    proc = run(mpi)
+    assert proc.returncode == 0 and proc.stdout.count("backend:   mpi/gpu-2d") == 1, proc.stderr[-2000:]
+    assert "generate" in proc.stdout and "(on the GPU)" in proc.stdout
+    assert run(mpi + ["-o", str(tmp_path / "ranks.npy")]).returncode == 0
+    proc = run([sys.executable, "-m", "floydwarp", *base, "--backend", "gpu", "-o", str(tmp_path / "one.npy")])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "ranks.npy"), np.load(tmp_path / "one.npy"))
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+@needs_two
 @pytest.mark.parametrize("grid", [(2, 1), (1, 2)])
 def test_a_graph_drawn_on_one_gpu_reaches_every_gpu(grid):
     """Edges in GPU 0's memory (erdos_renyi(device=True)): each GPU copies them and keeps its
@@ -669,7 +691,7 @@ def test_mpi_gpu_algorithms_under_mpiexec(tmp_path):
     lines = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout).splitlines() if line.startswith("{")]
     assert lines, f"no summary line; stdout: {proc.stdout[-2000:]!r} stderr: {proc.stderr[-2000:]!r}"
     summary = json.loads(lines[-1])
-    assert summary["cases"] >= 8 and summary["failures"] == []
+    assert summary["cases"] >= 16 and summary["failures"] == []
 
 
 def test_refusals_before_any_collective(tmp_path):

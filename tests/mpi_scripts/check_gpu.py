@@ -22,19 +22,24 @@ graphs = [
 folder = Path(sys.argv[1]) if len(sys.argv) > 1 else None      # where results are written rank by rank
 for gi, (name, g) in enumerate(graphs):
     ref = fw.solve(g, backend="cpu", dtype="float64") if rank == 0 else None
-    runs = [(a, bs, dt, None) for a, bs in (("gpu-2d", 64), ("gpu-2d", 128), ("gpu-rows", None))
+    runs = [(a, bs, dt, {}) for a, bs in (("gpu-2d", 64), ("gpu-2d", 128), ("gpu-rows", None))
             for dt in ("int32", "float32")]
+    # the result on rank 0's GPU, every rank's rows copied in through CUDA IPC
+    runs += [("gpu-2d", 64, "int32", {"output": "device"}), ("gpu-rows", None, "float32", {"output": "device"})]
     if folder is not None:      # every rank writes its part of one .npy result
-        runs += [("gpu-2d", 64, "int32", folder / f"g{gi}.npy"), ("gpu-rows", None, "float32", folder / f"r{gi}.npy")]
-    for algorithm, bs, dtype, out in runs:
+        runs += [("gpu-2d", 64, "int32", {"output_file": folder / f"g{gi}.npy", "parallel_write": True}),
+                 ("gpu-rows", None, "float32", {"output_file": folder / f"r{gi}.npy", "parallel_write": True})]
+    for algorithm, bs, dtype, extra in runs:
         cases += 1
-        extra = {} if out is None else {"output_file": out, "parallel_write": True}
         r = fw.solve(g, backend="mpi", algorithm=algorithm, dtype=dtype, block_size=bs, **extra)
         if rank != 0:
             continue
-        label = f"{name} {algorithm} bs={bs} {dtype}" + ("" if out is None else " written by ranks")
-        if out is not None and r.metadata.get("written_by_ranks") != MPI.COMM_WORLD.Get_size():
+        label = f"{name} {algorithm} bs={bs} {dtype} {extra}"
+        if "output_file" in extra and r.metadata.get("written_by_ranks") != MPI.COMM_WORLD.Get_size():
             failures.append(f"{label}: not written rank by rank")
+        on_gpu = hasattr(r.dist, "__cuda_array_interface__")
+        if "output" in extra and (r.metadata.get("result") != "GPU 0 of rank 0" or not on_gpu):
+            failures.append(f"{label}: the result is not on rank 0's GPU ({r.metadata.get('result')})")
         if set(r.negative_cycle_vertices) != set(ref.negative_cycle_vertices):
             failures.append(f"{label}: negative cycle vertices differ")
             continue

@@ -161,6 +161,7 @@ def _checked(ctx, given: dict) -> dict:
                                "mpiexec use --distributed -a gpu-2d instead", ctx)
     if job["max_gpu_memory"] is not None:
         job["max_gpu_bytes"] = parse_bytes(job["max_gpu_memory"], "--max-gpu-memory")
+    job["rank_gpu"] = _rank_gpu(job)
     if job["checkpoint"] is not None and job["resume"] is None:
         save_run_settings(job["checkpoint"], {k: job[k] for k in RUN_SETTINGS})
     return job
@@ -168,6 +169,22 @@ def _checked(ctx, given: dict) -> dict:
 
 def _inputs(job) -> tuple:
     return () if job["input"] is None else (job["input"],)
+
+
+def _rank_gpu(job) -> int | None:
+    """Under --distributed with a GPU algorithm: the GPU this rank drives (its index among the
+    ranks of its node, as the mpi backend picks it), where its graph is generated; else None."""
+    from ..mpi.gpu import ALGORITHMS
+
+    if not job["distributed"] or job["algorithm"] not in ALGORITHMS:
+        return None
+    from ..mpi.comm import node_rank, world
+
+    return node_rank(world())
+
+
+def _solves_on_gpu(job) -> bool:
+    return job["backend"] == "gpu" or job["gpus"] is not None or job["rank_gpu"] is not None
 
 
 def _on_gpu(job) -> bool:
@@ -178,7 +195,7 @@ def _on_gpu(job) -> bool:
         return True
     from ..gpu.generate import unsupported
 
-    return (job["backend"] == "gpu" or job["gpus"] is not None) and unsupported(_weights(job)) is None
+    return _solves_on_gpu(job) and unsupported(_weights(job)) is None
 
 
 def _weights(job):
@@ -217,7 +234,7 @@ def gpus_named(args) -> int:
 def _gpu_start(job):
     """The GPU's start (CuPy, the CUDA context, the generator's kernels) in a thread of its
     own, for a run that names the GPU: it goes on while the graph is read or generated."""
-    if job["backend"] != "gpu" and job["gpus"] is None and not _on_gpu(job):
+    if not _solves_on_gpu(job) and not _on_gpu(job):
         return None
     from ..gpu.warm import Start
     from ..gpu.generate import MODULE
@@ -225,6 +242,8 @@ def _gpu_start(job):
     modules = [MODULE] if _on_gpu(job) else []
     if job["gpus"] is not None:
         return Start(modules, gpus=job["gpus"], backend="multigpu")
+    if job["rank_gpu"] is not None:
+        return Start(modules, first=job["rank_gpu"], backend="mpi")
     return Start(modules)
 
 
@@ -243,6 +262,10 @@ def _graph(job, before, gpu):
         from ..gpu.device import probe
 
         on_gpu = probe() is None                     # no GPU here: the solve says why
+    if on_gpu and job["rank_gpu"] is not None:
+        import cupy
+
+        cupy.cuda.Device(job["rank_gpu"]).use()      # the rank's own GPU, where its block is built
     graph = generate_graph(job["generate"], job["percent"], job["seed"], job["weights"], job["potential"],
                            job["undirected"], device=on_gpu)
     before.mark("generate", "on the GPU" if on_gpu else "on the host")

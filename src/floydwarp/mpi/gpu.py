@@ -1,9 +1,12 @@
 """The ``mpi`` backend's GPU algorithms, ``gpu-2d`` and ``gpu-rows``: the multi-GPU engine of
 :mod:`floydwarp.multigpu.rank` under ``mpiexec``, one GPU per rank (:class:`MpiControl` as its
-control plane, NCCL between the GPUs); the result gathered to rank 0, or written rank by rank
-into ``output_file``."""
+control plane, NCCL between the GPUs).  The result: on rank 0's GPU where the caller wants it
+on a GPU and every rank runs on one node (each rank's rows copied in over NVLink, through CUDA
+IPC), else in the node's shared memory, else gathered to rank 0, or written rank by rank into
+``output_file``."""
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -13,11 +16,16 @@ from ..multigpu import blocks
 from ..multigpu import rank as gpu_rank
 from ..multigpu.control import MpiControl
 from ..multigpu.partition import choose_grid
+from ..multigpu.result import result_on_gpu
 from ..options import GRID
 from ..plan import EngineOutput
 from ..registry import register
 from . import comm as mpi_util
-from . import output, shared
+from . import ipc, output, shared
+
+
+#: the mpi algorithms that run on GPUs, one per rank (registered below)
+ALGORITHMS = ("gpu-2d", "gpu-rows")
 
 
 def device_for_rank(comm) -> int:
@@ -62,7 +70,7 @@ def run_mpi_gpu(graph, plan, width, rows_grid=None):
 
         return output.finish_in_file(comm, graph, plan, target, compute, k_order=False, metadata=meta)
     if shared.on_one_node(comm):
-        return _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid)
+        return _on_this_node(comm, control, graph, plan, device, width, grid_shape, rows_grid)
     with mpi_util.abort_on_error(comm):
         L, part, grid, timings, meta = run(plan)
         negative = gpu_rank.negative_anywhere(control, L, part, grid)
@@ -72,8 +80,41 @@ def run_mpi_gpu(graph, plan, width, rows_grid=None):
         return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False, metadata=meta)
 
 
-def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid) -> EngineOutput:
-    """Every rank on this node: each copies its block into the node's shared result by DMA."""
+def _on_this_node(comm, control, graph, plan, device, width, grid_shape, rows_grid) -> EngineOutput:
+    """Every rank on this node: the result on rank 0's GPU where the caller wants it on a GPU
+    (``output="device"``, as the CLI's summary-only runs do) and it fits there; else in the
+    node's shared memory."""
+    dtype = np.dtype(plan.dtype)
+    matrix, handle, where = None, None, None
+    if comm.Get_rank() == 0:
+        with mpi_util.abort_on_error(comm):
+            matrix, where = result_on_gpu(plan, width, choose_grid(comm.Get_size(), grid_shape), dtype, device,
+                                          exported=True)
+            handle = None if matrix is None else ipc.handle_of(matrix)
+    handle, where = comm.bcast((handle, where), root=0)
+    if handle is None:
+        return _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid, where)
+    from ..gpu import delivery
+
+    with mpi_util.abort_on_error(comm), contextlib.ExitStack() as opened:
+        target = matrix if comm.Get_rank() == 0 else opened.enter_context(ipc.opened(handle, (plan.n,) * 2, dtype))
+
+        def into_matrix(L, extent, stream):
+            r0, r1, c0, c1 = extent
+            return delivery.DeviceRows(target, L, r1 - r0, c1 - c0, at=(r0, c0), stream=stream)
+
+        # run_delivered ends in collectives: every rank's rows are in before any rank closes the matrix
+        result, timings, negative, uncapped, meta = gpu_rank.run_delivered(
+            control, plan, blocks.of_graph(graph, plan.dtype, plan.inf), device, width=width,
+            grid_shape=grid_shape, deliver_into=into_matrix)
+    meta.update(result=f"{where} of rank 0", **gpu_rank.choices(plan, rows_grid))
+    return EngineOutput(result if comm.Get_rank() == 0 else None, None, timings, negative_diagonal=negative,
+                        pred_loops=False, uncapped=uncapped, metadata=meta)
+
+
+def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid, why) -> EngineOutput:
+    """Every rank on this node: each copies its block into the node's shared result by DMA.
+    ``why``: why the result is not on a GPU."""
     from ..gpu import delivery
     from ..gpu.transfer import HostMatrix
 
@@ -96,7 +137,7 @@ def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, row
         if comm.Get_rank() != 0:
             for host in hosts:
                 host.release()                # unlocked before this rank's mapping goes
-        meta.update(result="node shared memory", **gpu_rank.choices(plan, rows_grid))
+        meta.update(result=why.replace("host memory", "node shared memory", 1), **gpu_rank.choices(plan, rows_grid))
         return EngineOutput(result.finish(), None, timings, negative_diagonal=negative, pred_loops=False,
                             uncapped=uncapped, metadata=meta)
 

@@ -27,7 +27,8 @@ from ..plan import EngineOutput
 from . import blocks
 from . import rank as rank_engine
 from .control import BrokenOff, Meeting, ThreadControl
-from .partition import BlockPartition, choose_grid
+from .partition import choose_grid
+from .result import result_on_gpu
 from .peers import PeerLinks, enable_peer_access
 
 #: seconds every thread has to reach a meeting once one has
@@ -120,30 +121,3 @@ def run_threads(graph, plan, width: int, grid_shape=None) -> EngineOutput:
                 peer_access=peers, result=where, **rank_engine.choices(plan, grid_shape))
     return EngineOutput(first["result"], None, timings, negative_diagonal=first["negative"], pred_loops=False,
                         uncapped=first["uncapped"], metadata=meta)
-
-
-def result_on_gpu(plan, width: int, shape, dtype):
-    """``(matrix, where)``: the n x n result's matrix on GPU 0, where the caller wants the result
-    on a GPU (``output="device"``, or an ``.npy`` file it is bound for: ``gpu.incore.wants_device``)
-    and it fits there beside GPU 0's block; else ``(None, why it is in host memory)``.  Each GPU
-    copies its rows there over NVLink as the last round finishes them (``delivery.DeviceRows``):
-    milliseconds, where a host result of n = 32768 took 0.3-0.8 s to lock and fill."""
-    import cupy as cp
-
-    from ..gpu import device, incore
-    from ..gpu.layout import format_bytes
-
-    if not incore.wants_device(plan, False):
-        return None, "host memory"
-    n = plan.n
-    need = n * n * dtype.itemsize
-    part = BlockPartition(n, width, *shape)
-    rows, cols = part.row_extent(0)[1], part.col_extent(0)[1]
-    # GPU 0's own block, its panels' buffers (a row and a column panel, twice for the lookahead) and a margin
-    block = (rows * cols + 4 * (rows + cols) * width) * dtype.itemsize + (256 << 20)
-    with cp.cuda.Device(0):
-        free = device.budget(plan)
-        if need + block > free:
-            return None, (f"host memory: the result ({format_bytes(need)}) does not fit on GPU 0 beside its block "
-                          f"({format_bytes(free)} free)")
-        return cp.empty((n, n), dtype), "GPU 0"
