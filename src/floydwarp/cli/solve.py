@@ -174,9 +174,11 @@ def _inputs(job) -> tuple:
 def _rank_gpu(job) -> int | None:
     """Under --distributed with a GPU algorithm: the GPU this rank drives (its index among the
     ranks of its node, as the mpi backend picks it), where its graph is generated; else None."""
+    if not job["distributed"]:
+        return None
     from ..mpi.gpu import ALGORITHMS
 
-    if not job["distributed"] or job["algorithm"] not in ALGORITHMS:
+    if job["algorithm"] not in ALGORITHMS:
         return None
     from ..mpi.comm import node_rank, world
 
