@@ -129,20 +129,33 @@ def test_vectorize_picks_the_vec_variant(fake_gpu):
 
 
 @pytest.mark.parametrize("args, gpus", [
-    (["solve", "-g", "9", "--backend", "gpu"], 1), (["solve", "--backend=gpu", "-g", "9"], 1),
-    (["solve", "-g", "9", "--gpus", "4"], 4), (["solve", "--gpus=2", "x.in"], 2),
-    (["solve", "-g", "9"], 0), (["solve", "-g", "9", "--backend", "cpu"], 0), (["solve", "--gpus"], 0),
-    (["generate", "9", "--backend", "gpu"], 0), ([], 0)])
+    (["solve", "-g", "9", "--backend", "gpu"], (0,)), (["solve", "--backend=gpu", "-g", "9"], (0,)),
+    (["solve", "-g", "9", "--gpus", "4"], (0, 1, 2, 3)), (["solve", "--gpus=2", "x.in"], (0, 1)),
+    (["solve", "-g", "9"], ()), (["solve", "-g", "9", "--backend", "cpu"], ()), (["solve", "--gpus"], ()),
+    (["generate", "9", "--backend", "gpu"], ()), ([], ())])
 def test_the_gpus_a_command_line_names(args, gpus):
     from floydwarp.cli.solve import gpus_named
 
-    assert gpus_named(args) == gpus
+    assert gpus_named(args, environ={}) == gpus
+
+
+@pytest.mark.parametrize("args, environ, gpus", [
+    (["--distributed", "-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "3"}, (3,)),
+    (["--algorithm=gpu-rows", "--distributed"], {"MPI_LOCALRANKID": "1"}, (1,)),
+    (["--distributed", "-a", "gpu-2d"], {"SLURM_LOCALID": "2"}, (2,)),
+    (["--distributed", "-a", "gpu-2d"], {}, ()),                         # no launcher says which GPU
+    (["--distributed", "-a", "blocked-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ()),     # a CPU algorithm
+    (["-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ())])
+def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
+    from floydwarp.cli.solve import gpus_named
+
+    assert gpus_named(["solve", "-g", "9", *args], environ=environ) == gpus
 
 
 def test_starting_the_driver_early_without_one_is_harmless():
     from floydwarp.gpu import early
 
-    early.begin(2).join(timeout=30)            # no libcuda here, or no GPU: the thread just ends
+    early.begin((0, 1)).join(timeout=30)            # no libcuda here, or no GPU: the thread just ends
 
 
 def test_a_summary_leaves_the_result_where_it_was_computed(monkeypatch, tmp_path):

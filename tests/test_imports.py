@@ -113,6 +113,7 @@ FOREIGN_PRIVATE = {
     **{("floydwarp.cpu.ahead", attr): "Numba's dispatcher cache: whether a kernel is in the on-disk cache"
        for attr in ("_cache", "_enabled", "_index_key", "_cache_file", "_load_index")},
     ("floydwarp.cpu.ahead", "_exit"): "os._exit: the forked compile helper leaves without its parent's exit handlers",
+    ("floydwarp.cli", "_exit"): "os._exit: an MPI rank that has finalized MPI ends without the interpreter's teardown",
     ("floydwarp.mpi.rows", "_typedict"): "mpi4py's NumPy type code -> MPI datatype table",
     ("floydwarp.nx_backend.edges", "_adj"): "NetworkX's adjacency dicts, read directly (G.adj makes a view a call)",
     ("floydwarp.nx_backend.measures", "_clear_cache"): "NetworkX's cache of converted graphs",

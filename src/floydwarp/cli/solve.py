@@ -216,21 +216,35 @@ def start_named_gpus(args) -> None:
         early.begin(gpus)
 
 
-def gpus_named(args) -> int:
-    """How many GPUs a command line names for ``solve`` (``--backend gpu``: 1, ``--gpus N``:
-    N; else 0).  A command line that Click then refuses has cost a context, nothing more."""
+#: where MPI launchers tell a process its index among the ranks of its node (Open MPI,
+#: MPICH's and Intel MPI's Hydra, Slurm's srun)
+LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+
+
+def gpus_named(args, environ=os.environ) -> tuple[int, ...]:
+    """The GPUs a command line names for ``solve``: ``--backend gpu``: GPU 0; ``--gpus N``: GPUs
+    0 .. N - 1; ``--distributed -a gpu-2d`` (or ``gpu-rows``): the rank's own GPU, where the
+    launcher says which (the mpi backend's choice, :func:`floydwarp.mpi.gpu.device_for_rank`);
+    else none.  A command line that Click then refuses has cost a context, nothing more."""
     args = [str(a) for a in args]
     if not args or args[0] != "solve":
-        return 0
+        return ()
+    named = {}
     for i, arg in enumerate(args):
         name, equals, value = arg.partition("=")
-        if not equals:
-            value = args[i + 1] if i + 1 < len(args) else ""
-        if name == "--gpus" and value.isdigit():
-            return int(value)
-        if name == "--backend" and value == "gpu":
-            return 1
-    return 0
+        named.setdefault("-a" if name == "--algorithm" else name, value if equals else
+                         args[i + 1] if i + 1 < len(args) else "")
+    if named.get("--gpus", "").isdigit():
+        return tuple(range(int(named["--gpus"])))
+    if named.get("--backend") == "gpu":
+        return (0,)
+    if "--distributed" in named:
+        from ..mpi.gpu import ALGORITHMS
+
+        local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
+        if named.get("-a") in ALGORITHMS and local.isdigit():
+            return (int(local),)
+    return ()
 
 
 def _gpu_start(job):

@@ -15,15 +15,15 @@ import ctypes
 import threading
 
 
-def begin(gpus: int = 1) -> threading.Thread:
-    """Start ``cuInit`` and retain the primary contexts of GPUs ``0 .. gpus - 1`` (of those
+def begin(gpus=(0,)) -> threading.Thread:
+    """Start ``cuInit`` and retain the primary contexts of GPUs ``gpus`` (ordinals among those
     ``CUDA_VISIBLE_DEVICES`` shows) in a daemon thread; the thread."""
-    thread = threading.Thread(target=_retain, args=(int(gpus),), name="floydwarp-cuda-init", daemon=True)
+    thread = threading.Thread(target=_retain, args=(tuple(gpus),), name="floydwarp-cuda-init", daemon=True)
     thread.start()
     return thread
 
 
-def _retain(gpus: int) -> None:
+def _retain(gpus: tuple) -> None:
     try:
         driver = ctypes.CDLL("libcuda.so.1")
     except OSError:
@@ -32,11 +32,11 @@ def _retain(gpus: int) -> None:
         return
     # one thread a GPU: each context's creation is mostly that GPU's own work (its memory
     # mapped, its firmware told), so four take little longer than one
-    others = [threading.Thread(target=_retain_one, args=(driver, ordinal), daemon=True) for ordinal in range(1, gpus)]
+    others = [threading.Thread(target=_retain_one, args=(driver, ordinal), daemon=True) for ordinal in gpus[1:]]
     for thread in others:
         thread.start()
     if gpus:
-        _retain_one(driver, 0)
+        _retain_one(driver, gpus[0])
     for thread in others:
         thread.join()
 
