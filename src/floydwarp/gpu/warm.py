@@ -1,7 +1,6 @@
 """The GPU's start in a thread of its own, for a process that knows it will solve there (the
 CLI's ``--backend gpu``, ``--gpus N``, and each rank of ``--distributed -a gpu-2d`` on its own
-GPU): CuPy's import, the CUDA contexts and the kernel
-modules it names."""
+GPU): CuPy's import, the CUDA contexts and the kernel modules it names."""
 from __future__ import annotations
 
 import threading
