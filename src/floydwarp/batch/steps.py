@@ -1,0 +1,302 @@
+"""The per-graph steps of the batch CPU kernels (kernels.py) -- load a graph's start rows,
+relax them, store them -- as C function pointers (Numba ``cfunc``\\ s), made on first use
+for the dtypes a run needs and kept in Numba's cache.
+
+Why pointers: a kernel that calls a jitted function links its code in and optimizes the
+whole again, once for every combination of argument types it is compiled for.  The dense
+kernel read the matrices' dtype, added in the arithmetic dtype and stored the output's, so
+a test suite compiled it in 32 versions (about 10 s each on the 2-core box), each holding
+another copy of the relaxation.  Through pointers (their types are one C signature per
+arithmetic dtype: every address an int64) a kernel is compiled once for each arithmetic
+dtype, the relaxation once for each, and each loader and store -- a few hundred
+milliseconds -- once for its pair of dtypes.  A call through a pointer costs a few
+nanoseconds a graph; the steps were separate functions before as well.
+
+The rows: a graph is solved in a flat scratch matrix whose rows are padded to a whole
+number of vectors (``width = nv * lanes(dtype)`` entries, row ``i`` at ``i * width``): the
+row updates (vectors.py) run on full vectors with no scalar remainder.  The padding columns
+start at INF and only ever receive candidates through padding columns of row k, so they
+never reach a real entry (``k`` runs over the graph's own vertices only).
+
+Arithmetic follows numeric.py (vectors.py says how each dtype adds): a candidate wins only
+when strictly smaller, and with ``clamp`` every new entry is kept at or above ``-INF``.
+The relaxation takes two pivots (k, k + 1) per pass over the matrix: row k + 1 and each
+d[i, k + 1] first take their step-k values, then every row takes both steps at once -- the
+textbook recurrence, half the loads and stores.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cfunc, njit, types
+
+from ..jit import array_at, narrow
+from ..predecessors import NO_PREDECESSOR
+from .vectors import lanes, load_vector, minplus_row, minplus_row_pair, store_vector
+
+#: an address (of a scratch matrix, an input matrix, the output, the bounds) as the steps take it
+_AT = types.int64
+_INT = types.int64
+#: the arithmetic dtype's scalars, an array of four read by address: INF, the clamp's floor
+#: (-INF, or 0 without the clamp), the unreachable threshold, the clip (``top``)
+BOUNDS = ("inf", "lo", "threshold", "top")
+_MADE: dict = {}
+
+
+def bounds(dtype, inf, lo, threshold, top) -> np.ndarray:
+    """The :data:`BOUNDS` array the steps of ``dtype`` read (keep it alive while they run)."""
+    return np.array([inf, lo, threshold, top], dtype)
+
+
+def relax(dtype):
+    """``void(d, row2, n, width, nv, bounds, clamp)``: Floyd-Warshall on one graph's loaded
+    rows (``d``: n rows of ``width = nv * lanes`` entries; ``row2``: one row of scratch)."""
+    return _made("relax", _relax_of, (np.dtype(dtype),), types.void(_AT, _AT, _INT, _INT, _INT, _AT, types.boolean))
+
+
+def relax_pred(dtype):
+    """``void(d, p, row, prow, n, width, bounds, clamp, pred, base, size)``: :func:`relax`
+    with predecessors (SciPy's convention, one pivot at a time; ``p``, ``prow``: int32
+    scratch), graph g's block of the int32 (B, size, size) predecessors at ``pred + base``
+    written."""
+    return _made("relax_pred", _relax_pred_of, (np.dtype(dtype),),
+                 types.void(_AT, _AT, _AT, _AT, _INT, _INT, _AT, types.boolean, _AT, _INT, _INT))
+
+
+def store(dtype, out_dtype, out_inf):
+    """``bool(d, n, width, out, base, size, bounds)``: graph g's padded size x size block of
+    the output (entries of ``out_dtype`` from ``out + base``): distances below the threshold
+    (at most ``top``), ``out_inf`` for the rest and the padding; True when the graph has a
+    negative cycle (a negative diagonal entry).  ``d`` holds ``size`` rows of the scratch."""
+    out_dt = np.dtype(out_dtype)
+    return _made("store", _store_of, (np.dtype(dtype), out_dt, out_dt.type(out_inf)),
+                 types.boolean(_AT, _INT, _INT, _AT, _INT, _INT, _AT))
+
+
+def load_dense(dtype, matrix_dtype):
+    """``int64(d, m, n, r, width, bounds, missing, use_missing, unit)``: the start rows of the
+    dense matrix at ``m`` (entries of ``matrix_dtype``, row i at ``i * r``; ``missing``: the
+    address of one entry, the value read as no edge where ``use_missing``; ``unit``: every
+    edge weighs 1); returns the first entry holding NaN or -inf, else -1 (:func:`_load_dense`)."""
+    return _made("dense", _dense_of, (np.dtype(dtype), np.dtype(matrix_dtype)),
+                 types.int64(_AT, _AT, _INT, _INT, _INT, _AT, _AT, types.boolean, types.boolean))
+
+
+def load_edges(dtype, weighted):
+    """``void(d, n, width, bounds, src, dst, w, lo, hi)``: the start rows of one graph from its
+    edges ``lo .. hi - 1`` (int32 ``src``/``dst``; ``w`` in ``dtype``, read only when
+    ``weighted``, else every edge weighs 1)."""
+    return _made("edges", _edges_of, (np.dtype(dtype), bool(weighted)),
+                 types.void(_AT, _INT, _INT, _AT, _AT, _AT, _AT, _INT, _INT))
+
+
+def _made(name, build, key, signature):
+    """The cfunc ``build(*key)``, compiled (or loaded from the cache) once a process.  Every
+    step of a kind has one signature, whatever its dtypes: a kernel is compiled once for all."""
+    found = _MADE.get((name, key))
+    if found is None:
+        found = _MADE[name, key] = cfunc(signature, cache=True)(build(*key))
+    return found
+
+
+# ---------------------------------------------------------------------- the steps' bodies
+def _relax_of(dt):
+    like = np.empty(0, dt)
+
+    def relax_rows(d_at, row2_at, n, width, nv, bounds_at, clamp):
+        d = array_at(d_at, n * width, like)
+        row2 = array_at(row2_at, width, like)
+        lo = array_at(bounds_at, 4, like)[1]
+        if nv == 1:                  # rows of 1..4 vectors get straight-line code
+            _pivots(d, row2, n, width, 1, lo, clamp)
+        elif nv == 2:
+            _pivots(d, row2, n, width, 2, lo, clamp)
+        elif nv == 3:
+            _pivots(d, row2, n, width, 3, lo, clamp)
+        elif nv == 4:
+            _pivots(d, row2, n, width, 4, lo, clamp)
+        else:
+            _pivots(d, row2, n, width, nv, lo, clamp)
+
+    return relax_rows
+
+
+def _relax_pred_of(dt):
+    like, ids = np.empty(0, dt), np.empty(0, np.int32)
+
+    def relax_pred_rows(d_at, p_at, row_at, prow_at, n, width, bounds_at, clamp, pred_at, base, size):
+        d, p = array_at(d_at, n * width, like), array_at(p_at, n * width, ids)
+        row, prow = array_at(row_at, width, like), array_at(prow_at, width, ids)
+        inf, lo, threshold, _ = array_at(bounds_at, 4, like)
+        for i in range(n):
+            for j in range(width):
+                p[i * width + j] = i if d[i * width + j] < inf and i != j else NO_PREDECESSOR
+        _relax_pred(d, p, row, prow, n, width, inf, lo, clamp)
+        _store_pred(p, n, width, d, threshold, array_at(pred_at, base + size * size, ids), base, size)
+
+    return relax_pred_rows
+
+
+def _store_of(dt, out_dt, out_inf):
+    like, out_like, lane = np.empty(0, dt), np.empty(0, out_dt), lanes(dt)
+
+    def store_rows(d_at, n, width, out_at, base, size, bounds_at):
+        width_max = max(lane, (size + lane - 1) // lane * lane)
+        d = array_at(d_at, size * width_max + lane, like)
+        _, _, threshold, top = array_at(bounds_at, 4, like)
+        _store(d, n, width, array_at(out_at, base + size * size, out_like), base, size, threshold, out_inf, top, lane)
+        for i in range(n):
+            if d[i * width + i] < 0:
+                return True
+        return False
+
+    return store_rows
+
+
+def _dense_of(dt, m_dt):
+    like, m_like, lane = np.empty(0, dt), np.empty(0, m_dt), lanes(dt)
+
+    def load_matrix(d_at, m_at, n, r, width, bounds_at, missing_at, use_missing, unit):
+        d = array_at(d_at, n * width, like)
+        m = array_at(m_at, max(0, (n - 1) * r + n), m_like)
+        inf, missing = array_at(bounds_at, 4, like)[0], array_at(missing_at, 1, m_like)[0]
+        return _load_dense(d, m, n, r, width, inf, missing, use_missing, unit, lane)
+
+    return load_matrix
+
+
+def _edges_of(dt, weighted):
+    like, ids = np.empty(0, dt), np.empty(0, np.int32)
+
+    def load_weighted(d_at, n, width, bounds_at, src_at, dst_at, w_at, lo, hi):
+        _load(array_at(d_at, n * width, like), n, width, array_at(bounds_at, 4, like)[0], array_at(src_at, hi, ids),
+              array_at(dst_at, hi, ids), array_at(w_at, hi, like), lo, hi)
+
+    def load_hops(d_at, n, width, bounds_at, src_at, dst_at, w_at, lo, hi):
+        _load(array_at(d_at, n * width, like), n, width, array_at(bounds_at, 4, like)[0], array_at(src_at, hi, ids),
+              array_at(dst_at, hi, ids), None, lo, hi)
+
+    return load_weighted if weighted else load_hops
+
+
+@njit(inline="always")
+def _load(d, n, width, inf, src, dst, w, lo, hi):
+    """d[:n * width] = the start matrix of one graph from its edges src/dst/w[lo:hi]
+    (``w`` None: every edge weighs 1)."""
+    for e in range(n * width):
+        d[e] = inf
+    for i in range(n):
+        d[i * width + i] = 0
+    for e in range(lo, hi):
+        at = src[e] * width + dst[e]
+        x = 1 if w is None else w[e]
+        if x < d[at]:
+            d[at] = x
+
+
+@njit(inline="always")
+def _pivots(d, row2, n, width, nv, lo, clamp):
+    """The pivots two at a time (row2: row k + 1 after step k); inlined, so a constant
+    ``nv`` reaches the intrinsics as a literal."""
+    for k in range(0, n - 1, 2):
+        bk = k * width
+        b1 = bk + width
+        minplus_row(row2, 0, d, b1, d[b1 + k], d, bk, nv, lo, clamp)
+        dkk1 = d[bk + k + 1]
+        for i in range(n):
+            minplus_row_pair(d, i * width, k, dkk1, d, bk, row2, nv, lo, clamp)
+    if n % 2:
+        bk = (n - 1) * width
+        for i in range(n):
+            bi = i * width
+            minplus_row(d, bi, d, bi, d[bi + n - 1], d, bk, nv, lo, clamp)
+
+
+@njit(inline="always")
+def _store(d, n, width, flat, base, size, threshold, out_inf, top, lanes_):
+    """Graph g's padded size x size block of the output (``flat[base:]``, rows of ``size``).
+    Whole vectors (vectors.store_vector): a vector may run past its row into the next one,
+    which is written after it; the block's last vector is moved back inside it (or, for
+    blocks narrower than a vector, its entries written one by one), so no store leaves
+    the block another thread may be writing."""
+    end = base + size * size
+    for i in range(size):
+        row = base + i * size
+        valid = n if i < n else 0
+        di = i * width
+        for o in range(0, size, lanes_):
+            if row + o + lanes_ <= end:
+                store_vector(flat, row + o, d, di + o, valid - o, threshold, out_inf, top)
+            elif size >= lanes_:
+                back = size - lanes_
+                store_vector(flat, row + back, d, di + back, valid - back, threshold, out_inf, top)
+                break
+            else:
+                for j in range(o, size):
+                    v = d[di + j] if j < valid else threshold
+                    flat[row + j] = out_inf if v >= threshold else (v if v < top else top)
+                break
+
+
+@njit(inline="always")
+def _load_dense(d, m, n, r, width, inf, missing, use_missing, unit, lanes_):
+    """d[:n * width] = the start matrix of the dense matrix ``m`` (row i at ``i * r``): INF
+    where an entry is absent (+inf or ``missing``), 0 on the diagonal unless a negative
+    self-loop is below it; returns the first entry holding NaN or -inf, else -1.  A row is
+    read in whole vectors (vectors.load_vector) where they stay inside the matrix, else (its
+    last row or two) entry by entry.  ``lanes_``: entries of ``d``'s dtype in one vector."""
+    wrong = False
+    extent = (n - 1) * r + n
+    for i in range(n):
+        base, o = i * r, i * width
+        if base + width <= extent:
+            for v in range(0, width, lanes_):
+                wrong |= load_vector(d, o + v, m, base + v, n - v, inf, missing, use_missing, unit)
+        else:
+            for j in range(n):
+                x = m[base + j]
+                wrong |= (x != x) | (x == -np.inf)
+                v = narrow(1, d) if unit else narrow(x, d)
+                d[o + j] = inf if (x == np.inf) | (use_missing & (x == missing)) else v
+            for j in range(n, width):
+                d[o + j] = inf
+        x = m[base + i]        # the diagonal from the matrix (a load of d here waited on the vector store)
+        v = narrow(x, d)
+        d[o + i] = v if (not unit and x < 0 and v < 0 and not (use_missing and x == missing)) else narrow(0, d)
+    if wrong:               # maybe only in lanes past a row's end: look in the graph's own entries
+        for e in range(n * n):
+            x = m[e // n * r + e % n]
+            if x != x or x == -np.inf:
+                return e
+    return -1
+
+
+@njit(inline="always")
+def _relax_pred(d, p, row, prow, n, width, inf, lo, clamp):
+    """One pivot at a time, a win also taking row k's predecessor (SciPy's convention)."""
+    for k in range(n):
+        bk = k * width
+        for j in range(width):
+            row[j] = d[bk + j]
+            prow[j] = p[bk + j]
+        for i in range(n):
+            bi = i * width
+            a = d[bi + k]
+            if a == inf:
+                continue
+            for j in range(width):
+                x = narrow(a + row[j], d)
+                if clamp and x < lo:
+                    x = lo
+                if x < d[bi + j]:
+                    d[bi + j] = x
+                    p[bi + j] = prow[j]
+
+
+@njit(inline="always")
+def _store_pred(p, n, width, d, threshold, pred, base, size):
+    """Graph g's padded size x size block of the predecessors (``pred[base:]``): ``p`` where
+    the distance is below ``threshold``, else none, and none in the padding."""
+    for i in range(size):
+        for j in range(size):
+            at = i * width + j
+            pred[base + i * size + j] = p[at] if i < n and j < n and d[at] < threshold else NO_PREDECESSOR
