@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from numba import carray, njit, types
+from numba import carray, cfunc, njit, types
 from numba.core.typing import signature
 from numba.extending import intrinsic
 
@@ -81,3 +81,18 @@ def array_at(address, length, like):
     """The ``length`` entries of ``like``'s dtype at ``address`` as a 1-D array (memory that
     the caller keeps alive: a matrix read in place, a kernel's scratch)."""
     return carray(pointer(address, like), (length,))
+
+
+_STEPS: dict = {}
+
+
+def step(build, key, signature):
+    """A C function pointer (a Numba ``cfunc`` in Numba's cache) of ``build(*key)``, made once a
+    process: a kernel that takes steps of one ``signature`` as arguments is compiled once for
+    all of them, where calling jitted functions links their code into every version of the
+    kernel and optimizes it again (batch/steps.py, cpu/bfs_kernels.py).  ``key`` (dtypes) must
+    tell the steps apart: their closures are part of Numba's cache key, their signature alike."""
+    found = _STEPS.get((build, key))
+    if found is None:
+        found = _STEPS[build, key] = cfunc(signature, cache=True)(build(*key))
+    return found

@@ -27,9 +27,9 @@ textbook recurrence, half the loads and stores.
 from __future__ import annotations
 
 import numpy as np
-from numba import cfunc, njit, types
+from numba import njit, types
 
-from ..jit import array_at, narrow
+from ..jit import array_at, narrow, step
 from ..predecessors import NO_PREDECESSOR
 from .vectors import lanes, load_vector, minplus_row, minplus_row_pair, store_vector
 
@@ -39,7 +39,6 @@ _INT = types.int64
 #: the arithmetic dtype's scalars, an array of four read by address: INF, the clamp's floor
 #: (-INF, or 0 without the clamp), the unreachable threshold, the clip (``top``)
 BOUNDS = ("inf", "lo", "threshold", "top")
-_MADE: dict = {}
 
 
 def bounds(dtype, inf, lo, threshold, top) -> np.ndarray:
@@ -50,7 +49,7 @@ def bounds(dtype, inf, lo, threshold, top) -> np.ndarray:
 def relax(dtype):
     """``void(d, row2, n, width, nv, bounds, clamp)``: Floyd-Warshall on one graph's loaded
     rows (``d``: n rows of ``width = nv * lanes`` entries; ``row2``: one row of scratch)."""
-    return _made("relax", _relax_of, (np.dtype(dtype),), types.void(_AT, _AT, _INT, _INT, _INT, _AT, types.boolean))
+    return step(_relax_of, (np.dtype(dtype),), types.void(_AT, _AT, _INT, _INT, _INT, _AT, types.boolean))
 
 
 def relax_pred(dtype):
@@ -58,7 +57,7 @@ def relax_pred(dtype):
     with predecessors (SciPy's convention, one pivot at a time; ``p``, ``prow``: int32
     scratch), graph g's block of the int32 (B, size, size) predecessors at ``pred + base``
     written."""
-    return _made("relax_pred", _relax_pred_of, (np.dtype(dtype),),
+    return step(_relax_pred_of, (np.dtype(dtype),),
                  types.void(_AT, _AT, _AT, _AT, _INT, _INT, _AT, types.boolean, _AT, _INT, _INT))
 
 
@@ -68,7 +67,7 @@ def store(dtype, out_dtype, out_inf):
     (at most ``top``), ``out_inf`` for the rest and the padding; True when the graph has a
     negative cycle (a negative diagonal entry).  ``d`` holds ``size`` rows of the scratch."""
     out_dt = np.dtype(out_dtype)
-    return _made("store", _store_of, (np.dtype(dtype), out_dt, out_dt.type(out_inf)),
+    return step(_store_of, (np.dtype(dtype), out_dt, out_dt.type(out_inf)),
                  types.boolean(_AT, _INT, _INT, _AT, _INT, _INT, _AT))
 
 
@@ -77,7 +76,7 @@ def load_dense(dtype, matrix_dtype):
     dense matrix at ``m`` (entries of ``matrix_dtype``, row i at ``i * r``; ``missing``: the
     address of one entry, the value read as no edge where ``use_missing``; ``unit``: every
     edge weighs 1); returns the first entry holding NaN or -inf, else -1 (:func:`_load_dense`)."""
-    return _made("dense", _dense_of, (np.dtype(dtype), np.dtype(matrix_dtype)),
+    return step(_dense_of, (np.dtype(dtype), np.dtype(matrix_dtype)),
                  types.int64(_AT, _AT, _INT, _INT, _INT, _AT, _AT, types.boolean, types.boolean))
 
 
@@ -85,17 +84,8 @@ def load_edges(dtype, weighted):
     """``void(d, n, width, bounds, src, dst, w, lo, hi)``: the start rows of one graph from its
     edges ``lo .. hi - 1`` (int32 ``src``/``dst``; ``w`` in ``dtype``, read only when
     ``weighted``, else every edge weighs 1)."""
-    return _made("edges", _edges_of, (np.dtype(dtype), bool(weighted)),
+    return step(_edges_of, (np.dtype(dtype), bool(weighted)),
                  types.void(_AT, _INT, _INT, _AT, _AT, _AT, _AT, _INT, _INT))
-
-
-def _made(name, build, key, signature):
-    """The cfunc ``build(*key)``, compiled (or loaded from the cache) once a process.  Every
-    step of a kind has one signature, whatever its dtypes: a kernel is compiled once for all."""
-    found = _MADE.get((name, key))
-    if found is None:
-        found = _MADE[name, key] = cfunc(signature, cache=True)(build(*key))
-    return found
 
 
 # ---------------------------------------------------------------------- the steps' bodies
