@@ -220,7 +220,7 @@ def _solve_2d(comm, graph, plan, grid, bs):
     numba.set_num_threads(threads_for(plan, comm))
     try:
         t_compile = time.perf_counter()
-        _warm_up(plan)
+        mpi_util.node_first(comm, lambda: _warm_up(plan))
         compile_ = time.perf_counter() - t_compile
         with clock():
             comm.Barrier()
