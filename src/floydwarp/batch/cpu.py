@@ -73,7 +73,7 @@ def run(batch, plan) -> BatchOutput:
             out = dist[lo:hi].ctypes.data
             if dense is not None:
                 kernels.solve_dense(load, relax, store, *dense.addressed(lo, hi), bool(plan.unweighted), out, size,
-                                    negative[lo:hi], bad[lo:hi], *common)
+                                    negative[lo:hi], bad[lo:hi], *common, dense.dtype.itemsize)
                 dense.refuse(bad[lo:hi], lo)        # hop counts: the entries were not checked before
             elif pred is None:
                 kernels.solve_all(load, relax, store, sizes[lo:hi], eptr[lo:hi + 1], *edges, out, size,

@@ -45,29 +45,34 @@ def solve_all(load, relax, store, sizes, eptr, src, dst, w, out, size, negative,
             nv = (n + lanes_ - 1) // lanes_
             width = nv * lanes_
             load(at, n, width, bounds, src, dst, w, eptr[g], eptr[g + 1])
-            relax(at, at2, n, width, nv, bounds, clamp)
+            relax(at, at2, n, width, nv, bounds, clamp, 0, 0, 0, 0)
             negative[g] = store(at, n, width, out, g * size * size, size, bounds)
 
 
 @njit(parallel=True, cache=True)
 def solve_dense(load, relax, store, addresses, rows, sizes, missing, use_missing, unit, out, size, negative, bad,
-                bounds, clamp, itemsize, chunk, lanes_):
+                bounds, clamp, itemsize, chunk, lanes_, matrix_itemsize):
     """:func:`solve_all` reading each graph's start matrix straight from its dense matrix
     (steps.load_dense: row i of graph g at ``addresses[g] + i * rows[g]`` entries; the rules
     of convert.dense_scan; ``missing``: the address of the no-edge value; ``unit``: every
     edge weighs 1), one pass over the matrices and no edge list.  ``bad[g]``: the first
     entry (``i * n + j``) of graph g holding NaN or ``-inf``, else -1 (its distances are
-    then meaningless: the caller refuses the batch)."""
+    then meaningless: the caller refuses the batch).  The relaxation of a graph asks for the
+    next one's rows (``matrix_itemsize`` bytes an entry) in the thread's chunk."""
     count = sizes.size
     for c in prange((count + chunk - 1) // chunk):
         d, row2, _ = _scratch(size, itemsize, lanes_)
         at, at2 = np.int64(d.ctypes.data), np.int64(row2.ctypes.data)
-        for g in range(c * chunk, min(count, (c + 1) * chunk)):
+        end = min(count, (c + 1) * chunk)
+        for g in range(c * chunk, end):
             n = sizes[g]
             nv = (n + lanes_ - 1) // lanes_
             width = nv * lanes_
             bad[g] = load(at, addresses[g], n, rows[g], width, bounds, missing, use_missing, unit)
-            relax(at, at2, n, width, nv, bounds, clamp)
+            h = min(g + 1, end - 1)                    # the next graph of the chunk (none after the last)
+            ahead = addresses[h] if h > g else 0
+            relax(at, at2, n, width, nv, bounds, clamp, ahead, sizes[h], rows[h] * matrix_itemsize,
+                  sizes[h] * matrix_itemsize)
             negative[g] = store(at, n, width, out, g * size * size, size, bounds)
 
 
