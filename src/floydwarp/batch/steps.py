@@ -6,11 +6,12 @@ Why pointers: a kernel that calls a jitted function links its code in and optimi
 whole again, once for every combination of argument types it is compiled for.  The dense
 kernel read the matrices' dtype, added in the arithmetic dtype and stored the output's, so
 a test suite compiled it in 32 versions (about 10 s each on the 2-core box), each holding
-another copy of the relaxation.  Through pointers (their types are one C signature per
-arithmetic dtype: every address an int64) a kernel is compiled once for each arithmetic
-dtype, the relaxation once for each, and each loader and store -- a few hundred
-milliseconds -- once for its pair of dtypes.  A call through a pointer costs a few
-nanoseconds a graph; the steps were separate functions before as well.
+another copy of the relaxation.  Through pointers -- one C signature a kind of step,
+whatever its dtypes: every array by its address, the arithmetic's scalars in a small array
+(:func:`bounds`) -- each kernel is compiled once, the relaxation once for each arithmetic
+dtype (1-2 s), and each loader and store (about a second) once for its pair of dtypes.  A
+call through a pointer costs a few nanoseconds a graph; the steps were separate functions
+before as well.
 
 The rows: a graph is solved in a flat scratch matrix whose rows are padded to a whole
 number of vectors (``width = nv * lanes(dtype)`` entries, row ``i`` at ``i * width``): the
