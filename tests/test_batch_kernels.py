@@ -1,7 +1,8 @@
 """The batch CPU engine's building blocks against NumPy models: the vector min-plus rows
 (batch/vectors.py) for every dtype, rows of 1..7 vectors (straight-line and looped code),
-with and without the clamp; the whole-vector stores (no byte outside a graph's block); and
-the parallel PyG edge pass (kernels.pyg_edges) over many chunks."""
+with and without the clamp; the whole-vector stores (steps.store, called through its C
+pointer: no byte outside a graph's block); and the parallel PyG edge pass
+(kernels.pyg_edges) over many chunks."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from numba import njit
 
 from floydwarp import numeric
-from floydwarp.batch import kernels
+from floydwarp.batch import kernels, steps
 from floydwarp.batch.vectors import lanes, minplus_row, minplus_row_pair
 
 DTYPES = ("uint8", "int16", "int32", "int64", "float32", "float64")
@@ -115,12 +116,14 @@ STORE_PAIRS = [("uint8", "uint8"), ("uint8", "int16"), ("uint8", "float64"), ("i
 @pytest.mark.parametrize("arith,stored", STORE_PAIRS)
 def test_store_blocks_exactly(arith, stored):
     """Every padded size (narrower and wider than a vector), every n <= size, with and without
-    a clip: the block equals the model and not one entry outside it is written."""
+    a clip: the block equals the model and not one entry outside it is written; the store
+    tells a negative diagonal entry."""
     dt, out_dt = np.dtype(arith), np.dtype(stored)
     rng = np.random.default_rng(3)
     lane = lanes(dt)
     inf, out_inf = numeric.inf_of(dt), numeric.inf_of(out_dt)
     threshold = dt.type(inf)
+    store = steps.store(dt, out_dt, out_inf).ctypes
     for size in (1, 3, lane - 1, lane, lane + 1, 2 * lane + 3, 70):
         for n in sorted({0, 1, size // 2, size}):
             nv = max(1, -(-n // lane))
@@ -129,10 +132,16 @@ def test_store_blocks_exactly(arith, stored):
             d = np.full(size * width_max + lane, inf, dt)
             d[:n * width] = rng.integers(0, 100, n * width).astype(dt)
             d[:n * width][rng.random(n * width) < 0.2] = inf
-            for top in (threshold, dt.type(40)):
+            if n:
+                d[(n - 1) * width + n - 1] = 0
+            for top, negative in ((threshold, False), (dt.type(40), True)):
+                if negative and n and dt.kind != "u":
+                    d[(n - 1) * width + n - 1] = -1
                 guard = out_dt.type(7)
                 flat = np.full(3 * size * size, guard, out_dt)
-                kernels._store(d, n, width, flat, size * size, size, threshold, out_dt.type(out_inf), top, lane)
+                bounds = steps.bounds(dt, inf, 0, threshold, top)
+                told = store(d.ctypes.data, n, width, flat.ctypes.data, size * size, size, bounds.ctypes.data)
+                assert told == (negative and n > 0 and dt.kind != "u")
                 block = d[:n * width].reshape(n, width)[:, :n] if n else np.zeros((0, 0), dt)
                 want = np.full((size, size), out_inf, out_dt)
                 reach = block < threshold

@@ -170,8 +170,8 @@ LAYERS = {
               "graph", "io", "inputs", "dlpack", "draws", "result", "metrics", "dynamic", "certify", "checksum",
               "batch.graphs", "batch.result", "batch.engines", "batch.lists", "batch.convert", "batch.dense"),
              {"base"}),
-    "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.vectors",
-                 "learn.graphormer_kernels", "learn.graphormer_gpu"),
+    "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.steps",
+                 "batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu"),
                 {"base", "engines"}),
     "front": (("", "__main__", "solve", "scipy_compat", "nx_backend", "cli", "generate", "batch"),
               {"base", "front", "bench"}),
@@ -185,6 +185,7 @@ CROSSINGS = {
                                                           "which lives with the batch CPU engine's kernels",
     ("floydwarp.batch.dense", "floydwarp.batch.kernels"): "the weights' scan of dense matrices reads them with the "
                                                          "solve's own vector loader (scan_dense)",
+    ("floydwarp.batch.dense", "floydwarp.batch.steps"): "the scan is handed that loader (steps.load_dense)",
     ("floydwarp.cpu.precompile", "floydwarp"): "a script (python -m, at install) that runs the public API",
     ("floydwarp.scipy_compat", "floydwarp.cpu.steps"):
         "floyd_warshall on at most 64 vertices runs SciPy's loop in one Numba call, by measurement",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 
-from numba import types
+from numba import carray, cfunc, njit, types
 from numba.core.typing import signature
 from numba.extending import intrinsic
 
@@ -61,3 +61,38 @@ def select_max(typingctx, a, b):
     if isinstance(ty, types.Number):
         return ty(a, b), _select(operator.gt)
     return None
+
+
+@intrinsic
+def pointer(typingctx, address, like):
+    """The integer ``address`` as a pointer to entries of ``like``'s dtype (an array)."""
+    if not isinstance(address, types.Integer) or not isinstance(like, types.Array):
+        return None
+    ptr = types.CPointer(like.dtype)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(ptr))
+
+    return ptr(address, like), codegen
+
+
+@njit(inline="always")
+def array_at(address, length, like):
+    """The ``length`` entries of ``like``'s dtype at ``address`` as a 1-D array (memory that
+    the caller keeps alive: a matrix read in place, a kernel's scratch)."""
+    return carray(pointer(address, like), (length,))
+
+
+_STEPS: dict = {}
+
+
+def step(build, key, signature):
+    """A C function pointer (a Numba ``cfunc`` in Numba's cache) of ``build(*key)``, made once a
+    process: a kernel that takes steps of one ``signature`` as arguments is compiled once for
+    all of them, where calling jitted functions links their code into every version of the
+    kernel and optimizes it again (batch/steps.py, cpu/bfs_kernels.py).  ``key`` (dtypes) must
+    tell the steps apart: their closures are part of Numba's cache key, their signature alike."""
+    found = _STEPS.get((build, key))
+    if found is None:
+        found = _STEPS[build, key] = cfunc(signature, cache=True)(build(*key))
+    return found

@@ -17,23 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, njit, prange, types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-
-@intrinsic
-def _pointer(typingctx, address, like):
-    """The int64 ``address`` as a pointer to entries of ``like``'s dtype."""
-    if not isinstance(address, types.Integer) or not isinstance(like, types.Array):
-        return None
-    ptr = types.CPointer(like.dtype)
-    sig = ptr(address, like)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(ptr))
-
-    return sig, codegen
+from ..jit import array_at
 
 
 def _reduction(name, wins):
@@ -80,7 +68,7 @@ def _fractional_impl(x):
 def matrix_of(addresses, rows, sizes, g, like):
     """Graph g's entries as a flat array (row i at ``i * rows[g]``)."""
     n = sizes[g]
-    return carray(_pointer(addresses[g], like), (max(0, (n - 1) * rows[g] + n),))
+    return array_at(addresses[g], max(0, (n - 1) * rows[g] + n), like)
 
 
 @njit(inline="always")

@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import numeric
 from ..plan import Stopwatch
-from ..predecessors import NO_PREDECESSOR
 from .engines import BatchOutput, register
 
 #: graphs per kernel call (one progress step)
@@ -37,7 +36,7 @@ def arithmetic(plan):
 
 
 def run(batch, plan) -> BatchOutput:
-    from . import kernels     # Numba: imported only when this engine runs
+    from . import kernels, steps     # Numba: imported only when this engine runs
     from .vectors import lanes
 
     sw = Stopwatch()
@@ -46,29 +45,42 @@ def run(batch, plan) -> BatchOutput:
     out_dt = np.dtype(plan.out_dtype)
     dense = batch.dense if not plan.predecessors else None
     with sw("setup"):
-        weight = None if dense is not None or plan.unweighted or batch.weight is None else batch.weight.astype(dt)
         count, size = batch.count, plan.size
         dist = np.empty((count, size, size), out_dt)
         pred = np.empty((count, size, size), np.int32) if plan.predecessors else None
         negative = np.zeros(count, dtype=bool)
         bad = np.empty(count, np.int64) if dense is not None else None
-    # a clip at or above the threshold cuts nothing (and may not fit the arithmetic dtype)
-    top = threshold if plan.max_distance is None else min(plan.max_distance, threshold)
-    scalars = (dt.type(inf), dt.type(-inf if plan.clamp else 0), bool(plan.clamp), dt.type(threshold),
-               out_dt.type(plan.out_inf), dt.type(top), CHUNK, lanes(dt))
+        # the steps (steps.py) of this run's dtypes, and their scalars: a clip at or above the
+        # threshold cuts nothing (and may not fit the arithmetic dtype)
+        top = threshold if plan.max_distance is None else min(plan.max_distance, threshold)
+        bounds = steps.bounds(dt, inf, -inf if plan.clamp else 0, threshold, top)
+        store = steps.store(dt, out_dt, plan.out_inf)
+        if dense is not None:
+            load, relax = steps.load_dense(dt, dense.dtype), steps.relax(dt)
+        else:
+            # the kernels read the edges by address: int32 ids and int64 offsets, contiguous
+            weighted = not plan.unweighted and batch.weight is not None
+            weight = np.ascontiguousarray(batch.weight, dt) if weighted else np.zeros(0, dt)
+            src, dst = np.ascontiguousarray(batch.src, np.int32), np.ascontiguousarray(batch.dst, np.int32)
+            sizes, eptr = np.ascontiguousarray(batch.sizes, np.int64), np.ascontiguousarray(batch.eptr, np.int64)
+            load = steps.load_edges(dt, weighted)
+            relax = steps.relax(dt) if pred is None else steps.relax_pred(dt)
+            edges = src.ctypes.data, dst.ctypes.data, weight.ctypes.data
+    common = (bounds.ctypes.data, bool(plan.clamp), dt.itemsize, CHUNK, lanes(dt))
     with sw("compute"):
         for lo in range(0, count, SLICE):
             hi = min(count, lo + SLICE)
+            out = dist[lo:hi].ctypes.data
             if dense is not None:
-                kernels.solve_dense(*dense.reader(lo, hi), bool(plan.unweighted), dist[lo:hi], negative[lo:hi],
-                                    bad[lo:hi], *scalars)
+                kernels.solve_dense(load, relax, store, *dense.addressed(lo, hi), bool(plan.unweighted), out, size,
+                                    negative[lo:hi], bad[lo:hi], *common, dense.dtype.itemsize)
                 dense.refuse(bad[lo:hi], lo)        # hop counts: the entries were not checked before
             elif pred is None:
-                kernels.solve_all(batch.sizes[lo:hi], batch.eptr[lo:hi + 1], batch.src, batch.dst, weight, dist[lo:hi],
-                                  negative[lo:hi], *scalars)
+                kernels.solve_all(load, relax, store, sizes[lo:hi], eptr[lo:hi + 1], *edges, out, size,
+                                  negative[lo:hi], *common)
             else:
-                kernels.solve_all_pred(batch.sizes[lo:hi], batch.eptr[lo:hi + 1], batch.src, batch.dst, weight,
-                                       dist[lo:hi], pred[lo:hi], negative[lo:hi], *scalars, np.int32(NO_PREDECESSOR))
+                kernels.solve_all_pred(load, relax, store, sizes[lo:hi], eptr[lo:hi + 1], *edges, out,
+                                       pred[lo:hi].ctypes.data, size, negative[lo:hi], *common)
             plan.report(hi, count)
     return BatchOutput(dist, pred, negative, sw.timings, metadata={"kernel_dtype": dt.name})
 

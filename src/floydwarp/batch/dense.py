@@ -37,6 +37,7 @@ class DenseSource:
             raise FloydwarpError(f"cannot read weight matrices of dtype {like.dtype}")
         self.like, self.addresses, self.rows, self.sizes = like, addresses, rows, sizes
         self.missing, self.use_missing = _missing(missing, like.dtype)
+        self._missing_cell = np.array([self.missing], like.dtype)     # read by address (addressed)
         self.entry, self._keep = entry, keep
         self._scanned = self._edges = None
 
@@ -45,10 +46,17 @@ class DenseSource:
         return self.like.dtype
 
     def reader(self, lo=0, hi=None):
-        """The arguments that read graphs ``lo .. hi - 1`` (convert.py's, kernels.solve_dense's)."""
+        """The arguments that read graphs ``lo .. hi - 1`` (convert.py's passes)."""
         part = slice(lo, hi)
         return (self.addresses[part], self.rows[part], self.sizes[part], self.like, self.missing,
                 self.use_missing)
+
+    def addressed(self, lo=0, hi=None):
+        """:meth:`reader`'s arguments as the solve and the scan take them (kernels.solve_dense,
+        kernels.scan_dense): the no-edge value by its address, the dtype left to the loader."""
+        part = slice(lo, hi)
+        return self.addresses[part], self.rows[part], self.sizes[part], self._missing_cell.ctypes.data, \
+            self.use_missing
 
     def scan(self):
         """``(counts, low, high, whole)`` per graph (kernels.scan_dense, or convert.dense_scan for
@@ -56,6 +64,7 @@ class DenseSource:
         if self._scanned is None:
             from .convert import dense_scan
             from .kernels import scan_dense
+            from .steps import load_dense
 
             count, dtype = self.sizes.size, self.dtype
             # kernels.scan_dense where a wide dtype holds every entry besides its largest value
@@ -66,8 +75,10 @@ class DenseSource:
                                                                                       wide.type(info.min))
             counts, bad = np.empty(count, np.int64), np.empty(count, np.int64)
             low, high, whole = np.empty(count, wide), np.empty(count, wide), np.empty(count, bool)
-            scan = scan_dense if fast else dense_scan
-            scan(*self.reader(), top, bottom, counts, bad, low, high, whole)
+            if fast:
+                scan_dense(load_dense(wide, dtype), *self.addressed(), top, bottom, counts, bad, low, high, whole)
+            else:
+                dense_scan(*self.reader(), top, bottom, counts, bad, low, high, whole)
             self.refuse(bad)
             self._scanned = counts, low, high, whole
         return self._scanned

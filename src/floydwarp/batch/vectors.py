@@ -333,3 +333,23 @@ def minplus_row_last(typingctx, d, di, p, pi, a, r, ri, nv, k):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, address):
+    """Ask for the cache line at the integer ``address`` (``llvm.prefetch``: read, into every
+    cache level); never faults, whatever the address."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        # declare_intrinsic mangles the pointer's name as this llvmlite's LLVM expects it
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(),
+                                                                                       [i8p, i32, i32, i32]))
+        builder.call(fn, [builder.inttoptr(args[0], i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(address), codegen

@@ -23,10 +23,11 @@ that keeps LLVM from vectorizing the loop (3 ms instead of 0.4 ms for a batch at
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange, types
 
+from ..errors import InternalError
 from ..predecessors import NO_PREDECESSOR
-from ..jit import PRANGE_ONLY, narrow
+from ..jit import PRANGE_ONLY, array_at, narrow, pointer, step
 
 #: words of targets a batch searches for (4 x 64 = 256 targets: one AVX-512 vector, two AVX2)
 BATCH_WORDS = 4
@@ -67,9 +68,10 @@ def _write_levels(dist, v, words, n, t0, lv):
             dist[v, c] = lv if (x >> np.uint64(j)) & _ONE else dist[v, c]
 
 
-@njit(inline="always")
+@njit
 def _settle(v, acc, a, visited, nxt, valid, done, dist, n, t0, lv):
-    """The new bits of vertex v (``acc[a]`` AND NOT visited) into ``nxt[v]`` and
+    """(A call, not inlined: the search's two copies cost 5 s of compile a dtype and no speed.)
+    The new bits of vertex v (``acc[a]`` AND NOT visited) into ``nxt[v]`` and
     ``visited[v]``, written into its row as ``lv``: 0 when there were none, 1 when there were,
     2 when v has now reached every target of the batch (it is done)."""
     found = _ZERO
@@ -88,7 +90,7 @@ def _settle(v, acc, a, visited, nxt, valid, done, dist, n, t0, lv):
     return 2 if full else 1
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _search(b, out_ptr, out_idx, in_ptr, in_idx, dist, inf):
     """Batch ``b``'s search: fills its columns of ``dist`` (INF where unreached); returns the
     largest level reached, or -1 when a distance reached ``inf`` (the dtype is too narrow)."""
@@ -185,21 +187,45 @@ def _search(b, out_ptr, out_idx, in_ptr, in_idx, dist, inf):
     return level - 1
 
 
+def hop_distances(out_ptr, out_idx, in_ptr, in_idx, dist, inf) -> int:
+    """All-pairs hop counts into ``dist`` (n x n, C-ordered, any integer dtype, every entry
+    written): INF where unreached.  Returns the largest distance found, or -1 when some
+    distance reached ``inf`` (``dist`` is then incomplete: a wider dtype must run).  Each batch
+    of targets is searched by a C function pointer made for ``dist``'s dtype (jit.step), so
+    the parallel loop is compiled once for every dtype (the search once for each: it took
+    17-40 s a dtype on the 2-core box, linked into the loop's every version)."""
+    if not dist.flags.c_contiguous:
+        raise InternalError("hop_distances writes a C-ordered matrix in place")
+    search = step(_search_of, (dist.dtype,), types.int64(types.int64, *[types.int64] * 5, types.int64, types.int64))
+    return int(_searches(search, out_ptr, out_idx, in_ptr, in_idx, dist.ctypes.data, dist.shape[0], inf))
+
+
+def _search_of(dt):
+    like, offsets, ids = np.empty(0, dt), np.empty(0, np.int64), np.empty(0, np.int32)
+
+    def search(b, out_ptr_at, out_idx_at, in_ptr_at, in_idx_at, dist_at, n, inf):
+        out_ptr, in_ptr = array_at(out_ptr_at, n + 1, offsets), array_at(in_ptr_at, n + 1, offsets)
+        out_idx, in_idx = array_at(out_idx_at, out_ptr[n], ids), array_at(in_idx_at, in_ptr[n], ids)
+        return _search(b, out_ptr, out_idx, in_ptr, in_idx, carray(pointer(dist_at, like), (n, n)), inf)
+
+    return search
+
+
 @njit(cache=True, parallel=PRANGE_ONLY)
-def hop_distances(out_ptr, out_idx, in_ptr, in_idx, dist, inf):
-    """All-pairs hop counts into ``dist`` (n x n, any integer dtype, every entry written):
-    INF where unreached.  Returns the largest distance found, or -1 when some distance
-    reached ``inf`` (``dist`` is then incomplete: a wider dtype must run)."""
-    n = dist.shape[0]
+def _searches(search, out_ptr, out_idx, in_ptr, in_idx, dist, n, inf):
+    """hop_distances' batches in parallel (``dist``: the matrix's address)."""
     tasks = -(-n // (64 * BATCH_WORDS))
     deepest = np.zeros(max(tasks, 1), np.int64)
+    at = (np.int64(out_ptr.ctypes.data), np.int64(out_idx.ctypes.data), np.int64(in_ptr.ctypes.data),
+          np.int64(in_idx.ctypes.data))
     for b in prange(tasks):
-        deepest[b] = _search(b, out_ptr, out_idx, in_ptr, in_idx, dist, inf)
-    if tasks == 0:
-        return 0
-    if deepest.min() < 0:
-        return -1
-    return deepest.max()
+        deepest[b] = search(np.int64(b), at[0], at[1], at[2], at[3], dist, n, inf)
+    most = 0
+    for b in range(tasks):
+        if deepest[b] < 0:
+            return -1
+        most = max(most, deepest[b])
+    return most
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)

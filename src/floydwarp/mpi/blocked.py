@@ -78,13 +78,14 @@ class BlockCyclic:
         g, L, P = self.grid, self.local, self.plocal
         li, lj = g.local_row(r), g.local_col(r)
         piv, ppiv = self.pivot
-        dummy = np.empty((1, 1, 1), np.int32)
-        if li is not None:
-            self.K.pivot_panel(L[li], P[li] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
-                               -1 if lj is None else lj, self.clamp, self.lo, self.pred, True)
-        if lj is not None:
-            self.K.pivot_panel(L[:, lj], P[:, lj] if self.pred else dummy, piv, ppiv if self.pred else dummy[0],
-                               -1 if li is None else li, self.clamp, self.lo, self.pred, False)
+        for at, skip, row_side in ((li, lj, True), (lj, li, False)):
+            if at is None:
+                continue
+            skip = -1 if skip is None else skip
+            if self.pred:
+                self.K.pivot_panel_pred(L, P, at, piv, ppiv, skip, self.clamp, self.lo, row_side)
+            else:
+                self.K.pivot_panel(L, at, piv, skip, self.clamp, self.lo, row_side)
 
     def broadcast(self, r):
         """Non-blocking: the pivot tile row down process columns, the pivot tile column along
@@ -219,7 +220,7 @@ def _solve_2d(comm, graph, plan, grid, bs):
     numba.set_num_threads(threads_for(plan, comm))
     try:
         t_compile = time.perf_counter()
-        _warm_up(plan)
+        mpi_util.node_first(comm, lambda: _warm_up(plan))
         compile_ = time.perf_counter() - t_compile
         with clock():
             comm.Barrier()

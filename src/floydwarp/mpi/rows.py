@@ -61,9 +61,12 @@ def _solve_rows(comm, graph, plan, bounds):
     previous = numba.get_num_threads()
     numba.set_num_threads(threads_for(plan, comm))
     try:
-        rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), clamp_floor(plan))      # compile off the clock
-        if p is not None:
-            rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), clamp_floor(plan))
+        def warm_up():                                        # compile off the clock
+            rowkernels.relax_rows(d[:0], row, 0, bool(plan.clamp), clamp_floor(plan))
+            if p is not None:
+                rowkernels.relax_rows_pred(d[:0], p[:0], row, prow, 0, bool(plan.clamp), clamp_floor(plan))
+
+        mpi_util.node_first(comm, warm_up)
         with clock():
             comm.Barrier()
         clock.seconds = 0.0

@@ -31,22 +31,37 @@ def update_tiles_pred(local, plocal, colp, rowp, prowp, sel_i, sel_j, clamp, lo)
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def pivot_panel(tiles, ptiles, piv, ppiv, skip, clamp, lo, with_pred, row_side):
-    """Phase 2: pivot-row tiles become ``piv* (x) x`` (``row_side``), pivot-column tiles
-    ``x (x) piv*``; one product suffices because ``piv`` is closed."""
-    for s in prange(tiles.shape[0]):
-        if s == skip:
-            continue
-        x = tiles[s]
-        old = copy_of(x)
-        if with_pred:
+def pivot_panel(local, at, piv, skip, clamp, lo, row_side):
+    """Phase 2 on the pivot's tile row ``local[at, :]`` (``row_side``: each tile becomes
+    ``piv* (x) x``) or column ``local[:, at]`` (``x (x) piv*``), tile ``skip`` left out; one
+    product suffices because ``piv`` is closed.  The whole array and an index, not a view of
+    the panel: a column's view has no C layout, and every layout was a compiled version of
+    this kernel and of the products it calls (12 versions, 5 s each, in the test suite)."""
+    count = local.shape[1] if row_side else local.shape[0]
+    for s in prange(count):
+        if s != skip:
+            x = local[at, s] if row_side else local[s, at]
+            old = copy_of(x)
             if row_side:
-                minplus_pred(x, ptiles[s], piv, old, copy_of(ptiles[s]))
+                minplus(x, piv, old)
             else:
-                minplus_pred(x, ptiles[s], old, piv, ppiv)
-        elif row_side:
-            minplus(x, piv, old)
-        else:
-            minplus(x, old, piv)
-        if clamp:
-            clamp_below(x, lo)
+                minplus(x, old, piv)
+            if clamp:
+                clamp_below(x, lo)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def pivot_panel_pred(local, plocal, at, piv, ppiv, skip, clamp, lo, row_side):
+    """:func:`pivot_panel` with predecessors (``plocal``, the pivot's ``ppiv``)."""
+    count = local.shape[1] if row_side else local.shape[0]
+    for s in prange(count):
+        if s != skip:
+            x = local[at, s] if row_side else local[s, at]
+            p = plocal[at, s] if row_side else plocal[s, at]
+            old = copy_of(x)
+            if row_side:
+                minplus_pred(x, p, piv, old, copy_of(p))
+            else:
+                minplus_pred(x, p, old, piv, ppiv)
+            if clamp:
+                clamp_below(x, lo)
