@@ -196,7 +196,7 @@ def hop_distances(out_ptr, out_idx, in_ptr, in_idx, dist, inf) -> int:
     17-40 s a dtype on the 2-core box, linked into the loop's every version)."""
     if not dist.flags.c_contiguous:
         raise InternalError("hop_distances writes a C-ordered matrix in place")
-    search = step(_search_of, (dist.dtype,), types.int64(types.int64, *[types.int64] * 5, types.int64, types.int64))
+    search = step(_search_of, (dist.dtype,), types.int64(*[types.int64] * 8))
     return int(_searches(search, out_ptr, out_idx, in_ptr, in_idx, dist.ctypes.data, dist.shape[0], inf))
 
 

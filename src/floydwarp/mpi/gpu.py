@@ -90,7 +90,7 @@ def _on_this_node(comm, control, graph, plan, device, width, grid_shape, rows_gr
     if comm.Get_rank() == 0:
         with mpi_util.abort_on_error(comm):
             matrix, where = result_on_gpu(plan, width, choose_grid(comm.Get_size(), grid_shape), dtype, device,
-                                          exported=True)
+                                          exported=True, otherwise="node shared memory")
             handle = None if matrix is None else ipc.handle_of(matrix)
     handle, where = comm.bcast((handle, where), root=0)
     if handle is None:
@@ -113,9 +113,9 @@ def _on_this_node(comm, control, graph, plan, device, width, grid_shape, rows_gr
                         pred_loops=False, uncapped=uncapped, metadata=meta)
 
 
-def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid, why) -> EngineOutput:
+def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, rows_grid, where) -> EngineOutput:
     """Every rank on this node: each copies its block into the node's shared result by DMA.
-    ``why``: why the result is not on a GPU."""
+    ``where``: the result's place as the metadata says it (and why it is not on a GPU)."""
     from ..gpu import delivery
     from ..gpu.transfer import HostMatrix
 
@@ -138,7 +138,7 @@ def _into_node_memory(comm, control, graph, plan, device, width, grid_shape, row
         if comm.Get_rank() != 0:
             for host in hosts:
                 host.release()                # unlocked before this rank's mapping goes
-        meta.update(result=why.replace("host memory", "node shared memory", 1), **gpu_rank.choices(plan, rows_grid))
+        meta.update(result=where, **gpu_rank.choices(plan, rows_grid))
         return EngineOutput(result.finish(), None, timings, negative_diagonal=negative, pred_loops=False,
                             uncapped=uncapped, metadata=meta)
 
