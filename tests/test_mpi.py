@@ -50,6 +50,17 @@ def test_a_failing_rank_ends_the_job(mode):
         assert "rank 1 of 2 failed: RuntimeError: injected failure in round 3" in proc.stderr
 
 
+def test_ranks_ending_at_different_times_end_the_job_cleanly():
+    """A successful rank finalizes MPI and skips the interpreter's teardown; under MPICH an
+    ``os._exit`` there made the launcher report the job killed (signal 9) whenever the
+    ranks ended at different times."""
+    for _ in range(2):
+        proc, _ = launch(4, "end_rank.py", timeout=120)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert sorted(re.findall(r"rank \d done", proc.stdout)) == [f"rank {r} done" for r in range(4)]
+        assert "went on" not in proc.stdout
+
+
 def launch_cli(n, *args, timeout=300):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0")

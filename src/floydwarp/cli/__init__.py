@@ -6,9 +6,9 @@ subcommand is one module and one name in ``COMMANDS``.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib
-import os
 import sys
 
 #: Subcommand modules, in the order ``floydwarp --help`` lists them.
@@ -53,11 +53,17 @@ def _end_mpi_rank() -> None:
     MPI finalized, then the process ends without the interpreter's teardown, which destroys
     NCCL's communicators and the CUDA contexts one by one: 0.6-0.9 s of a 6.6 s run of
     ``mpiexec -n 4 ... --distributed -a gpu-2d`` on four H200s, for memory the operating
-    system frees at once anyway."""
+    system frees at once anyway.
+
+    It ends through the C library's ``exit``, not ``os._exit``: MPICH's launcher (Hydra)
+    hears that a rank finished from the library's exit handlers, and took a rank that left
+    by ``_exit`` after ``MPI_Finalize`` for killed (signal 9), failing the whole job, whenever
+    the ranks ended at different times.  ``PyDLL`` keeps the GIL, so no other Python thread
+    runs while those handlers do."""
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
         return
     sys.stdout.flush()
     sys.stderr.flush()
     mpi.Finalize()
-    os._exit(0)
+    ctypes.PyDLL(None).exit(0)
