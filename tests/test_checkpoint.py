@@ -79,15 +79,17 @@ def run_cli(*args, **kw):
 
 
 @pytest.fixture(scope="module")
-def whole_2400():
-    """The uninterrupted in-process run both killed CLI runs must equal, solved once for both."""
-    return fw.solve(fw.generate.erdos_renyi(2400, 15, seed=3), backend="cpu", block_size=48, predecessors=True)
+def whole_1200():
+    """The uninterrupted in-process run both killed CLI runs must equal, solved once for both:
+    50 rounds of 24, each saved (--checkpoint-every 0), so a signal 0.1 s after the first save
+    lands mid-run (n = 2400 in rounds of 48 took 4x the time, in writing its saves)."""
+    return fw.solve(fw.generate.erdos_renyi(1200, 15, seed=3), backend="cpu", block_size=24, predecessors=True)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_cli_killed_run_resumes_bit_identical(tmp_path, sig, whole_2400):
+def test_cli_killed_run_resumes_bit_identical(tmp_path, sig, whole_1200):
     ckpt, out = tmp_path / "ckpt", tmp_path / "out.npz"
-    args = ["-g", "2400", "-p", "15", "-s", "3", "-b", "48", "--predecessors", "--checkpoint", str(ckpt),
+    args = ["-g", "1200", "-p", "15", "-s", "3", "-b", "24", "--predecessors", "--checkpoint", str(ckpt),
             "--checkpoint-every", "0", "-o", str(out)]
     proc = run_cli(*args)
     deadline = time.monotonic() + 120
@@ -107,7 +109,7 @@ def test_cli_killed_run_resumes_bit_identical(tmp_path, sig, whole_2400):
     stdout, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     got = fw.Result.load(out)
-    assert np.array_equal(got.dist, whole_2400.dist) and np.array_equal(got.pred, whole_2400.pred)
+    assert np.array_equal(got.dist, whole_1200.dist) and np.array_equal(got.pred, whole_1200.pred)
 
 
 def test_cli_resume_refuses_other_settings(tmp_path):
