@@ -68,7 +68,7 @@ def _write_levels(dist, v, words, n, t0, lv):
             dist[v, c] = lv if (x >> np.uint64(j)) & _ONE else dist[v, c]
 
 
-@njit
+@njit(cache=True)
 def _settle(v, acc, a, visited, nxt, valid, done, dist, n, t0, lv):
     """(A call, not inlined: the search's two copies cost 5 s of compile a dtype and no speed.)
     The new bits of vertex v (``acc[a]`` AND NOT visited) into ``nxt[v]`` and

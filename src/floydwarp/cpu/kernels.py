@@ -183,7 +183,7 @@ def unpack_rows(t, d, first, stop):
 
 
 # --------------------------------------------------------------------------- blocked rounds
-@njit
+@njit(cache=True)
 def copy_tile(src, dst):
     """``dst[:, :] = src`` by explicit loops (see :func:`copy_of`)."""
     for i in range(src.shape[0]):
