@@ -222,7 +222,7 @@ SOLVE = textwrap.dedent('''
             os.kill(self.pid, 9)
 
         ahead.Helper.__init__ = start_and_kill
-    for dtype, pred in (("int32", False), ("float32", True)):
+    for dtype, pred in (("int32", False), ("int32", True)):
         g = fw.generate.erdos_renyi(150, 10, seed=3)
         r = fw.solve(g, dtype=dtype, backend="cpu", algorithm="blocked", block_size=32, predecessors=pred)
         want = floyd_warshall(g.to_matrix("float64", np.inf), directed=True)
