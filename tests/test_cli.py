@@ -461,3 +461,55 @@ def test_integer_weights_float64_rounds_are_a_warning(tmp_path, weight):
     assert len(lines) == 1 and lines[0].startswith("warning: integer edge weights") and "may round" in lines[0]
     quiet = run("solve", path, "--dtype", "float64")
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+class _Ended(Exception):
+    pass
+
+
+class _FakeMPI:
+    def __init__(self):
+        self.finalized = False
+
+    def Is_initialized(self):
+        return True
+
+    def Is_finalized(self):
+        return self.finalized
+
+    def Finalize(self):
+        self.finalized = True
+
+
+@pytest.mark.parametrize("c_library", [True, False], ids=["libc-exit", "no-c-library"])
+def test_an_mpi_rank_ends_finalized_through_the_c_librarys_exit(monkeypatch, c_library):
+    """A successful --distributed rank: MPI finalized, then the C library's exit (its handlers
+    tell MPICH's launcher the rank finished); os._exit only where there is no C library handle."""
+    import ctypes
+    import os
+
+    from floydwarp import cli
+
+    mpi, ends = _FakeMPI(), []
+
+    def ended(how):
+        def end(status):
+            ends.append((how, status, mpi.finalized))
+            raise _Ended
+
+        return end
+
+    class Library:
+        exit = staticmethod(ended("c exit"))
+
+    def library(name):
+        if not c_library:
+            raise TypeError("no handle")
+        return Library
+
+    monkeypatch.setitem(sys.modules, "mpi4py.MPI", mpi)
+    monkeypatch.setattr(ctypes, "PyDLL", library)
+    monkeypatch.setattr(os, "_exit", ended("os._exit"))
+    with pytest.raises(_Ended):
+        cli._end_mpi_rank()
+    assert ends == [("c exit" if c_library else "os._exit", 0, True)]

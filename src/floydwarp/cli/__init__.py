@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib
+import os
 import sys
 
 #: Subcommand modules, in the order ``floydwarp --help`` lists them.
@@ -59,11 +60,16 @@ def _end_mpi_rank() -> None:
     hears that a rank finished from the library's exit handlers, and took a rank that left
     by ``_exit`` after ``MPI_Finalize`` for killed (signal 9), failing the whole job, whenever
     the ranks ended at different times.  ``PyDLL`` keeps the GIL, so no other Python thread
-    runs while those handlers do."""
+    runs while those handlers do.  Where the process has no C library handle to ask (Windows),
+    it ends by ``os._exit``."""
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
         return
     sys.stdout.flush()
     sys.stderr.flush()
     mpi.Finalize()
-    ctypes.PyDLL(None).exit(0)
+    try:
+        c_exit = ctypes.PyDLL(None).exit
+    except (TypeError, OSError, AttributeError):
+        os._exit(0)
+    c_exit(0)
