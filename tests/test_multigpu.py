@@ -223,6 +223,21 @@ def test_each_block_hands_its_rows_over_final_during_the_last_round(monkeypatch,
 
 
 # ---------------------------------------------------------------- control plane and threads (no GPU)
+def test_nccl_settings_cap_the_channels_unless_the_user_chose():
+    from floydwarp.multigpu.nccl import MAX_CTAS, apply_settings
+
+    env = {}
+    apply_settings(22809, env)
+    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_MAX_CTAS": str(MAX_CTAS)}
+    env = {}
+    apply_settings(21603, env)                 # before NCCL 2.17 the setting had its older name
+    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_MAX_NCHANNELS": str(MAX_CTAS)}
+    for chosen in ({"NCCL_MAX_CTAS": "32"}, {"NCCL_MAX_NCHANNELS": "2"}, {"NCCL_NVLS_ENABLE": "1"}):
+        env = dict(chosen)
+        apply_settings(22809, env)
+        assert {k: env[k] for k in chosen} == chosen
+
+
 def test_reductions():
     assert reduce_values([1, 2, 3], "sum") == 6 and reduce_values([3, 7, 5], "max") == 7
     assert reduce_values([False, True], "or") is True and reduce_values([True, False], "and") is False

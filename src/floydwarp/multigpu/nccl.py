@@ -55,9 +55,22 @@ def probe() -> str | None:
     return None
 
 
-def ensure_nvls_off():
-    """NVLink multicast (NVLS) stays off: it must be set before NCCL's first communicator."""
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+#: the CTAs (channels) NCCL may use per communicator, unless the user chose (NCCL_MAX_CTAS, or
+#: NCCL_MAX_NCHANNELS before NCCL 2.17).  Creating a communicator and its first collective, which
+#: connects every channel, cost about 0.06 s a channel: 2.3 s with NCCL's own choice on two H200s,
+#: 1.1-1.3 s with 8.  Eight channels still carry 260 GB/s (against 330), more than the panels
+#: need: under ``mpiexec -n 2 ... -a gpu-2d`` the setup fell from 1.24-1.39 s to 0.66-0.79 s and
+#: the rounds' compute and comm stayed the same (bench/results/mpi-nccl-h200x2-s15/).
+MAX_CTAS = 8
+
+
+def apply_settings(version: int, environ=os.environ):
+    """NCCL's settings for the panel broadcasts, where the user set none: NVLink multicast (NVLS)
+    off, and at most MAX_CTAS channels (named as NCCL ``version``, e.g. 22803, reads it).  They
+    must be set before NCCL's first communicator."""
+    environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    if "NCCL_MAX_CTAS" not in environ and "NCCL_MAX_NCHANNELS" not in environ:
+        environ["NCCL_MAX_CTAS" if version >= 21700 else "NCCL_MAX_NCHANNELS"] = str(MAX_CTAS)
 
 
 class GridComms:
@@ -69,8 +82,9 @@ class GridComms:
         reason = probe()
         if reason:
             raise FloydwarpError(f"the multi-GPU engines move panels through NCCL: {reason}")
-        ensure_nvls_off()
         from cupy.cuda import nccl
+
+        apply_settings(nccl.get_version())
 
         ids = None
         if control.rank == 0:
