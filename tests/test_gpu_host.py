@@ -438,7 +438,7 @@ def test_stage_events_leave_out_the_kernels_compiled_between_them():
             self.at = now["gpu"]
 
     cuda = type("Cuda", (), {"Event": Event, "get_elapsed_time": staticmethod(lambda a, b: (b.at - a.at) * 1000)})
-    stages = Stages(device.EventClock(cuda, lambda: now["compiled"]))
+    stages = Stages(modules.EventClock(cuda, lambda: now["compiled"]))
     with stages("keys"):
         now["gpu"] += 0.5                     # 0.5 s of device time, 0.2 s of it idle while a kernel compiled
         now["compiled"] += 0.2

@@ -131,32 +131,3 @@ def memory_message(needed: int, available: int, n: int, dtype, device_name: str,
             f"for its {what}, but only {available} bytes ({format_bytes(available)}) may be used on {device_name}; "
             f"algorithm='fast' without predecessors streams a larger matrix from host memory; otherwise use a "
             f"narrower dtype, fewer vertices, or backend='cpu'")
-
-
-# ---------------------------------------------------------------------- timing
-class EventClock:
-    """Marks as CUDA events recorded on the current stream, each with the thread's compile clock
-    (:func:`floydwarp.gpu.modules.compile_seconds`): stage timings (floydwarp.schedule.Stages) in
-    GPU time less the kernels compiled in between, read once the run has synchronized.  The device
-    idles while a kernel compiles, so the events hold that time; the run's "compute" leaves it
-    out and reports it as "compile" (``modules.record_stage``), and its stages do the same, so that
-    none of them exceeds it.  ``cuda`` and ``compiled``: CuPy's and floydwarp's by default."""
-
-    def __init__(self, cuda=None, compiled=None):
-        if cuda is None:
-            import cupy
-
-            cuda = cupy.cuda
-        if compiled is None:
-            from .modules import compile_seconds as compiled
-        self.cuda, self.compiled = cuda, compiled
-
-    def mark(self):
-        event = self.cuda.Event()
-        event.record()
-        return event, self.compiled()
-
-    def seconds(self, a, b) -> float:
-        (start, compiled_at_start), (end, compiled_at_end) = a, b
-        elapsed = self.cuda.get_elapsed_time(start, end) / 1000.0
-        return max(elapsed - (compiled_at_end - compiled_at_start), 0.0)

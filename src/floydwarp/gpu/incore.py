@@ -57,7 +57,7 @@ class Ctx:
         self.arith = panel.Arith.of(plan)
         self.clamp, self.ninf = self.arith.clamp, self.arith.ninf
         #: options["phases"]: time the schedule's stages with CUDA events ("phase1", ...)
-        self.phase = schedule.Stages(device.EventClock() if plan.options.get("phases") else None)
+        self.phase = schedule.Stages(modules.EventClock() if plan.options.get("phases") else None)
         #: what the kernels chose, for the result's metadata
         self.meta = {}
         #: the predecessors provably form no loop (solve() need not look for one)

@@ -133,6 +133,32 @@ def record_stage(timings: dict, name: str, seconds: float, compiled_before: floa
     return compiled
 
 
+class EventClock:
+    """Marks as CUDA events recorded on the current stream, each with the thread's compile clock
+    (:func:`compile_seconds`): stage timings (floydwarp.schedule.Stages) in
+    GPU time less the kernels compiled in between, read once the run has synchronized.  The device
+    idles while a kernel compiles, so the events hold that time; the run's "compute" leaves it
+    out and reports it as "compile" (:func:`record_stage`), and its stages do the same, so that
+    none of them exceeds it.  ``cuda`` and ``compiled``: CuPy's and floydwarp's by default."""
+
+    def __init__(self, cuda=None, compiled=None):
+        if cuda is None:
+            import cupy
+
+            cuda = cupy.cuda
+        self.cuda, self.compiled = cuda, compiled or compile_seconds
+
+    def mark(self):
+        event = self.cuda.Event()
+        event.record()
+        return event, self.compiled()
+
+    def seconds(self, a, b) -> float:
+        (start, compiled_at_start), (end, compiled_at_end) = a, b
+        elapsed = self.cuda.get_elapsed_time(start, end) / 1000.0
+        return max(elapsed - (compiled_at_end - compiled_at_start), 0.0)
+
+
 def strided_grid(rows: int, cols: int, threads: int) -> tuple:
     """The grid of a kernel whose blocks stride over rows (y) and, ``threads`` wide, over
     columns (x): up to 8 blocks across a row, a block row per matrix row up to CUDA's limit."""
