@@ -108,16 +108,21 @@ def _lengths(arrays, count):
 
 def _joined(arrays, dtype=None):
     """The 1-D arrays one after another in one new array of ``dtype`` (default: their common
-    one).  Where they all have it, their bytes are joined by ``bytearray.join``, one C loop
-    (0.1-0.3 us an array of 3,000; np.concatenate, which sets up an assignment per array,
-    took 0.3-0.9); else, or when one is not contiguous, np.concatenate."""
+    one).  Where they all have one dtype, their bytes are joined by ``bytearray.join``, one C loop
+    (0.1-0.3 us an array of 3,000; np.concatenate, which sets up an assignment per array, took
+    0.3-0.9), and cast to ``dtype`` afterwards in one pass where it differs (a Graph's int64 ids
+    to int32: 0.13 us an array, against 0.55-0.7 for np.concatenate casting each); else, or when
+    one is not contiguous, np.concatenate."""
     dtypes = set(map(_DTYPE, arrays))
-    dtype = np.result_type(*dtypes) if dtype is None else np.dtype(dtype)
-    if dtypes == {dtype}:
+    common = np.result_type(*dtypes)
+    dtype = common if dtype is None else np.dtype(dtype)
+    if len(dtypes) == 1:
         try:
-            return np.frombuffer(bytearray().join(arrays), dtype)
+            joined = np.frombuffer(bytearray().join(arrays), common)
         except TypeError:               # a member without a contiguous buffer
             pass
+        else:
+            return joined if dtype == common else joined.astype(dtype, casting="same_kind")
     return np.concatenate(arrays, dtype=dtype, casting="same_kind")
 
 
