@@ -134,12 +134,12 @@ def record_stage(timings: dict, name: str, seconds: float, compiled_before: floa
 
 
 class EventClock:
-    """Marks as CUDA events recorded on the current stream, each with the thread's compile clock
-    (:func:`compile_seconds`): stage timings (floydwarp.schedule.Stages) in
-    GPU time less the kernels compiled in between, read once the run has synchronized.  The device
-    idles while a kernel compiles, so the events hold that time; the run's "compute" leaves it
-    out and reports it as "compile" (:func:`record_stage`), and its stages do the same, so that
-    none of them exceeds it.  ``cuda`` and ``compiled``: CuPy's and floydwarp's by default."""
+    """Marks as CUDA events recorded on the current stream, each with the thread's compile
+    clock (:func:`compile_seconds`): stage timings (floydwarp.schedule.Stages) in GPU time less
+    the kernels compiled in between, read once the run has synchronized.  The device idles while
+    a kernel compiles, so the events hold that time; the run's "compute" leaves it out and
+    reports it as "compile" (:func:`record_stage`), and its stages do the same, so that none of
+    them exceeds it.  ``cuda`` and ``compiled``: CuPy's and floydwarp's by default."""
 
     def __init__(self, cuda=None, compiled=None):
         if cuda is None:
