@@ -19,7 +19,11 @@ Writing
 -------
 ``.csv`` and ``.tsv`` files get a ``source,target,weight`` header (for other tools),
 other extensions a ``# floydwarp edgelist n=N m=M`` comment line; labels are written
-as vertex names.
+as vertex names.  Every vertex survives the round trip, in every one of these forms: a
+vertex that the reader would not otherwise recover -- one that no edge names, where the
+graph is labelled, or the last vertex, where it is not -- is written as a self-loop of
+weight 0, an ordinary row for other tools, which Graph's rules keep as a vertex and drop
+as an edge.
 """
 from __future__ import annotations
 
@@ -330,7 +334,7 @@ def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | No
     tabular = base.endswith((".csv", ".tsv"))
     if header is None:
         header = tabular
-    src, dst, w = graph.edges()
+    src, dst, w = _with_every_vertex(graph, *graph.edges())
     sep = delimiter.encode()
     with atomic_path(path, inputs=inputs) as tmp, _text.open_for_write(tmp, path) as fh:
         if header:
@@ -349,6 +353,24 @@ def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | No
                    for a, b, c in zip(src.tolist(), dst.tolist(), wtext)]
             fh.write("".join(out).encode())
     return path
+
+
+def _with_every_vertex(graph: Graph, src, dst, w):
+    """The edges, plus a zero-weight self-loop for each vertex the reader would otherwise not
+    recover.  Labels are read in order of first appearance, so a labelled graph needs one for
+    every vertex that no edge names; integer ids are indices (``n`` = largest id + 1), so an
+    unlabelled graph needs one for its last vertex only, where no edge names it (a CSV file
+    has no other room for ``n``)."""
+    named = np.zeros(graph.n, bool)
+    named[src] = True
+    named[dst] = True
+    unnamed = np.flatnonzero(~named)
+    if graph.labels is None:
+        unnamed = unnamed[unnamed == graph.n - 1]
+    if not unnamed.size:
+        return src, dst, w
+    return (np.concatenate([src, unnamed]), np.concatenate([dst, unnamed]),
+            np.concatenate([w, np.zeros(unnamed.size, w.dtype)]))
 
 
 def _name(label, delimiter) -> str:
