@@ -1,3 +1,4 @@
+import re
 import networkx as nx
 import numpy as np
 import pytest
@@ -133,6 +134,21 @@ def test_uint64_weights_above_int64_never_wrap(path):
     want = floyd_warshall(sp.csr_matrix((BIG_UINT64.astype(np.float64), ([0, 1, 0], [1, 2, 2])), shape=(3, 3)))
     np.testing.assert_array_equal(got, want)
     assert got[0, 1] == float(2 ** 63 + 5) > 0
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "timedelta64[s]", "datetime64[s]"])
+def test_weights_that_are_not_real_numbers_are_refused_on_every_path(dtype):
+    """Complex weights lost their imaginary part on the edge, SciPy and NetworkX paths, with only
+    NumPy's ComplexWarning (a dense matrix of them was refused); durations lost their unit."""
+    w = np.array([1, 2]).astype(dtype) if dtype != "complex128" else np.array([1 + 2j, 3 + 0j])
+    G = nx.DiGraph()
+    G.add_weighted_edges_from([(0, 1, w[0]), (1, 2, w[1])])
+    makers = [lambda: Graph.from_edges([0, 1], [1, 2], w, n=3), lambda: Graph.from_networkx(G)]
+    if dtype == "complex128":                  # SciPy's sparse matrices hold no durations
+        makers.append(lambda: Graph.from_scipy(sp.csr_matrix((w, ([0, 1], [1, 2])), shape=(3, 3))))
+    for make in makers:
+        with pytest.raises(FloydwarpError, match=rf"edge weights must be real numbers; got dtype {re.escape(dtype)}"):
+            make()
 
 
 def test_uint64_weights_int64_holds_stay_exact_integers():

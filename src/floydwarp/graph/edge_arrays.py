@@ -63,8 +63,11 @@ def index_input(a, name):
 def weight_input(a):
     """Edge weights as an array the Numba passes read: the caller's array itself where it is
     one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that
-    int64 does not hold)."""
+    int64 does not hold).  Complex numbers, datetimes and durations are refused: a cast would
+    drop the imaginary part or the unit without a word (a dense matrix of them is refused too)."""
     arr = np.asarray(a)
+    if arr.dtype.kind in "cmM":
+        raise FloydwarpError(f"edge weights must be real numbers; got dtype {arr.dtype}")
     # compared as uint64: NumPy 1 compares a uint64 with a Python int in float64, where 2**63 + 5 == 2**63 - 1
     if arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(np.iinfo(np.int64).max):
         # the graph keeps integer weights as int64, where these would wrap negative: float64, as SciPy reads them
