@@ -1,4 +1,6 @@
 import re
+from fractions import Fraction
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -149,6 +151,22 @@ def test_weights_that_are_not_real_numbers_are_refused_on_every_path(dtype):
     for make in makers:
         with pytest.raises(FloydwarpError, match=rf"edge weights must be real numbers; got dtype {re.escape(dtype)}"):
             make()
+
+
+@pytest.mark.parametrize("value, message", [(None, "edge 1: weight None is not a real number"),
+                                            ("3", "edge weights must be real numbers; got dtype <U"),
+                                            (Fraction(1, 3), None)])
+def test_networkx_weights_must_be_real_numbers(value, message):
+    """A NetworkX attribute of None was read as NaN (and refused as "weight nan"), and a string
+    such as "3" (NetworkX's read_edgelist keeps text) was parsed, where NetworkX itself fails."""
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=2)
+    G.add_edge(1, 2, weight=value)
+    if message is None:
+        assert Graph.from_networkx(G).to_matrix("float64")[1, 2] == float(value)
+        return
+    with pytest.raises(FloydwarpError, match=message):
+        Graph.from_networkx(G)
 
 
 def test_uint64_weights_int64_holds_stay_exact_integers():

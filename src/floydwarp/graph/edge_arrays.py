@@ -8,6 +8,7 @@ Every pass is graph/edge_kernels.py's (graph/kernels.py's weight scan), imported
 from __future__ import annotations
 
 import functools
+import numbers
 
 import numpy as np
 
@@ -63,11 +64,15 @@ def index_input(a, name):
 def weight_input(a):
     """Edge weights as an array the Numba passes read: the caller's array itself where it is
     one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that
-    int64 does not hold).  Complex numbers, datetimes and durations are refused: a cast would
-    drop the imaginary part or the unit without a word (a dense matrix of them is refused too)."""
+    int64 does not hold).  Anything but real numbers is refused, as in a dense matrix: a cast
+    would drop an imaginary part or a unit, read None as NaN, or parse text ("3"), without a word."""
     arr = np.asarray(a)
-    if arr.dtype.kind in "cmM":
+    if arr.dtype.kind not in "biufO":
         raise FloydwarpError(f"edge weights must be real numbers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "O":           # Python objects (NetworkX attributes, big ints): one by one
+        bad = next((i for i, x in enumerate(arr.flat) if not isinstance(x, numbers.Real)), None)
+        if bad is not None:
+            raise FloydwarpError(f"edge {bad}: weight {arr.flat[bad]!r} is not a real number")
     # compared as uint64: NumPy 1 compares a uint64 with a Python int in float64, where 2**63 + 5 == 2**63 - 1
     if arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(np.iinfo(np.int64).max):
         # the graph keeps integer weights as int64, where these would wrap negative: float64, as SciPy reads them
@@ -76,10 +81,7 @@ def weight_input(a):
         return arr
     if arr.dtype.kind in "biu":
         return arr.astype(np.int64)
-    try:
-        return arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise FloydwarpError(f"edge weights must be numbers; got dtype {arr.dtype}") from exc
+    return arr.astype(np.float64)
 
 
 def weight_dtype(dtype):
