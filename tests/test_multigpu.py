@@ -95,10 +95,13 @@ def test_grid_choice_and_refusals():
         BlockPartition(100, 100, 1, 2)
 
 
-def test_predecessors_are_refused_naming_the_cpu_algorithms():
-    for backend in ("mpi", "multigpu"):
-        with pytest.raises(FloydwarpError, match="blocked-2d|these can"):
-            registry.lookup(backend, "gpu-2d", dtype=np.dtype("int32"), predecessors=True, n=10)
+def test_predecessors_are_refused_naming_who_can():
+    with pytest.raises(FloydwarpError, match=r"mpi/gpu-2d cannot compute predecessors; these can: blocked-2d"):
+        registry.lookup("mpi", "gpu-2d", dtype=np.dtype("int32"), predecessors=True, n=10)
+    # no multigpu algorithm can: the message named none ("these can: ") and now says where to look
+    with pytest.raises(FloydwarpError, match=r"multigpu/gpu-2d cannot compute predecessors, nor can any multigpu "
+                                             r"algorithm; `floydwarp info` marks"):
+        registry.lookup("multigpu", "gpu-2d", dtype=np.dtype("int32"), predecessors=True, n=10)
 
 
 # ---------------------------------------------------------------- the schedule itself, on NumPy (no GPU)

@@ -216,7 +216,10 @@ def _refusal(impl, dtype, predecessors, n, graph, options) -> str | None:
         return f"{_label(impl)} does not support dtype {_name(dtype)}; it supports {', '.join(impl.dtypes)}"
     if predecessors and not impl.predecessors:
         with_pred = ", ".join(i.algorithm for i in algorithms(impl.backend) if i.predecessors)
-        return f"{_label(impl)} cannot compute predecessors; these can: {with_pred}"
+        if with_pred:
+            return f"{_label(impl)} cannot compute predecessors; these can: {with_pred}"
+        return (f"{_label(impl)} cannot compute predecessors, nor can any {impl.backend} algorithm; "
+                "`floydwarp info` marks the algorithms of other backends that can ('predecessors')")
     if impl.max_n is not None and n > impl.max_n:
         return f"{_label(impl)} is limited to n <= {impl.max_n} (got n = {n})"
     if graph is not None and impl.accepts is not None:
