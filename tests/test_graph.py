@@ -89,6 +89,33 @@ def test_weight_stats():
     assert Graph.from_edges([], [], [], n=0).weight_stats().integral
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_matrix_and_its_edges_have_the_same_statistics(seed):
+    """A dense matrix's dropped self-loops (its 0 or positive diagonal) counted as weights: a
+    unit-weight matrix ran Floyd-Warshall where its edge list ran breadth-first search, and a
+    large diagonal entry widened the dtype."""
+    import floydwarp as fw
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    w = np.where(rng.random((n, n)) < 0.3, rng.choice([1, 1, 1, 2.5, 7, -1] if seed % 3 else [1], (n, n)), np.inf)
+    np.fill_diagonal(w, rng.choice([0, 0, 0.5, 1e12, -1] if seed % 2 else [0], n))
+    dense = Graph.from_dense(w)
+    listed = Graph.from_edges(*dense.edges(), n=n)
+    assert dense.weight_stats() == listed.weight_stats()
+    a, b = fw.solve(dense, backend="cpu"), fw.solve(listed, backend="cpu")
+    assert (a.dtype, a.algorithm, a.has_negative_cycle) == (b.dtype, b.algorithm, b.has_negative_cycle)
+    np.testing.assert_array_equal(a.to_dense(), b.to_dense())
+
+
+def test_a_unit_weight_matrix_is_searched_breadth_first():
+    import floydwarp as fw
+
+    w = np.array([[0, 1, np.inf], [np.inf, 0, 1], [1, np.inf, 0]])
+    r = fw.solve(w, backend="cpu")
+    assert (r.algorithm, r.dtype, r.dist.tolist()) == ("bfs", np.uint8, [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+
+
 @pytest.mark.parametrize("n", [0, 1, 7, 100])
 def test_device_bands_cover_the_rows_within_the_entry_budget(monkeypatch, n):
     from floydwarp.graph import graph as graph_module

@@ -158,7 +158,7 @@ def test_auto_dtype_with_weights_near_float64s_limit():
     import floydwarp as fw
     from scipy.sparse.csgraph import floyd_warshall
 
-    with pytest.warns(fw.InexactWarning, match=r"from 0 to 1\.00000e\+308 .* reach 2\.00000e\+308"):
+    with pytest.warns(fw.InexactWarning, match=r"from 1\.00000e\+308 to 1\.00000e\+308 .* reach 2\.00000e\+308"):
         r = fw.solve(HUGE)
     assert r.dtype == np.float64
     np.testing.assert_array_equal(r.to_dense(), fw.solve(HUGE, dtype="float64").to_dense())

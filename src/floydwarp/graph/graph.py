@@ -370,10 +370,11 @@ class Graph(StartMatrix):
         for lo, hi in self.device_bands():
             band, missing = matrix[lo:hi], self.missing_mask(lo, hi)
             refuse_bad_weights(xp.where(missing, 0, band), lambda i, lo=lo: f"matrix entry [{lo + i // n}, {i % n}]")
-            w = band[~missing]
+            kept = ~missing
             rows = xp.arange(hi - lo)
-            diagonal = band[rows, rows + lo]
-            edges += int(w.size) - int(((~missing[rows, rows + lo]) & (diagonal >= 0)).sum())   # less self-loops
+            kept[rows, rows + lo] &= band[rows, rows + lo] < 0        # dropped self-loops: no edge, no weight
+            w = band[kept]
+            edges += int(w.size)
             if w.size:
                 integral = integral and (w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w))))
                 low = w.min() if low is None else xp.minimum(low, w.min())

@@ -52,8 +52,8 @@ def _absent(w, mask, missing, use_missing, i, j):
 def dense_scan(w, mask, missing, use_missing, first, stop):
     """Rows ``first .. stop - 1`` of a dense weight matrix: (edges, any weight present,
     smallest and largest weight, all weights integers, first entry (i, j) holding NaN or
-    -inf, i = -1 for none; the rows after it are not read).  Self-loops count in the
-    weights (as they always have) but not as edges when dropped."""
+    -inf, i = -1 for none; the rows after it are not read).  A non-negative self-loop, which
+    the graph drops, is neither an edge nor a weight, as in edge lists and batches."""
     n = w.shape[0]
     edges, seen, whole = 0, False, True
     a = narrow(0, w)
@@ -71,7 +71,11 @@ def dense_scan(w, mask, missing, use_missing, first, stop):
 
 @njit(inline="always")
 def _tally(x, i, j, edges, seen, a, b, whole):
-    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`)."""
+    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`):
+    a dropped self-loop (the 0 diagonal of most matrices) counted as a weight kept unit-weight
+    matrices from breadth-first search and widened the dtype for a large one."""
+    if i == j and x >= 0:
+        return edges, seen, a, b, whole
     if not seen:
         a = x
         b = x
@@ -79,9 +83,7 @@ def _tally(x, i, j, edges, seen, a, b, whole):
     a = min(a, x)
     b = max(b, x)
     whole = whole and np.floor(x) == x
-    if i != j or x < 0:
-        edges += 1
-    return edges, seen, a, b, whole
+    return edges + 1, seen, a, b, whole
 
 
 @njit(inline="always")
