@@ -182,6 +182,7 @@ def test_weights_that_are_not_real_numbers_are_refused_on_every_path(dtype):
 
 @pytest.mark.parametrize("value, message", [(None, "edge 1: weight None is not a real number"),
                                             ("3", "edge weights must be real numbers; got dtype <U"),
+                                            (10 ** 400, "edge weights must be real numbers within float64's range"),
                                             (Fraction(1, 3), None)])
 def test_networkx_weights_must_be_real_numbers(value, message):
     """A NetworkX attribute of None was read as NaN (and refused as "weight nan"), and a string

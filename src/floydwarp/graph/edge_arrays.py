@@ -81,7 +81,10 @@ def weight_input(a):
         return arr
     if arr.dtype.kind in "biu":
         return arr.astype(np.int64)
-    return arr.astype(np.float64)
+    try:
+        return arr.astype(np.float64)
+    except OverflowError as exc:        # a Python int past float64's range
+        raise FloydwarpError(f"edge weights must be real numbers within float64's range ({exc})") from None
 
 
 def weight_dtype(dtype):

@@ -71,9 +71,10 @@ def dense_scan(w, mask, missing, use_missing, first, stop):
 
 @njit(inline="always")
 def _tally(x, i, j, edges, seen, a, b, whole):
-    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`):
-    a dropped self-loop (the 0 diagonal of most matrices) counted as a weight kept unit-weight
-    matrices from breadth-first search and widened the dtype for a large one."""
+    """A present weight ``x`` at ``(i, j)`` into a scan's running answer (:func:`dense_scan`).
+    A non-negative self-loop, which the graph drops, is skipped as edge lists skip it: the 0
+    diagonal of most matrices would otherwise make a unit-weight matrix look weighted (no
+    breadth-first search), and a large diagonal entry would widen the dtype."""
     if i == j and x >= 0:
         return edges, seen, a, b, whole
     if not seen:
