@@ -152,6 +152,20 @@ def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
     assert gpus_named(["solve", "-g", "9", *args], environ=environ) == gpus
 
 
+@pytest.mark.parametrize("args, environ, gpu", [
+    (["--distributed", "-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "3"}, 3),
+    (["--distributed", "--algorithm=gpu-rows"], {"SLURM_LOCALID": "0"}, 0),
+    (["--distributed", "-a", "gpu-2d"], {}, None),
+    (["--distributed", "-a", "blocked-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, None),
+    (["--backend", "gpu"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, None)])
+def test_an_mpi_gpu_run_is_told_from_its_command_line(args, environ, gpu):
+    """Its rank starts NCCL early (multigpu.nccl.begin); nothing else does."""
+    from floydwarp.cli.solve import mpi_gpu_named
+
+    assert mpi_gpu_named(["solve", "-g", "9", *args], environ=environ) == gpu
+    assert mpi_gpu_named(["generate", "9", *args], environ=environ) is None
+
+
 def test_starting_the_driver_early_without_one_is_harmless():
     from floydwarp.gpu import early
 

@@ -190,7 +190,9 @@ CROSSINGS = {
     ("floydwarp.scipy_compat", "floydwarp.cpu.steps"):
         "floyd_warshall on at most 64 vertices runs SciPy's loop in one Numba call, by measurement",
     ("floydwarp.cli.solve", "floydwarp.mpi.comm"): "under mpiexec only rank 0 prints",
-    ("floydwarp.cli.solve", "floydwarp.mpi.gpu"): "a rank of an mpi GPU algorithm draws its graph on its own GPU",
+    ("floydwarp.cli.solve", "floydwarp.mpi"): "a rank of an mpi GPU algorithm draws its graph on its own GPU",
+    ("floydwarp.cli.solve", "floydwarp.multigpu.nccl"): "a rank of an mpi GPU algorithm starts NCCL while its "
+                                                       "options are parsed and CuPy imports",
     **{("floydwarp.cli.solve", f"floydwarp.gpu.{m}"): "the CLI starts the GPU (CuPy, its context, the generator's "
        "kernels) while it reads or draws the graph, and asks whether the GPU can draw it"
        for m in ("warm", "generate", "device", "early")},

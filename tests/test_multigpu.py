@@ -231,14 +231,23 @@ def test_nccl_settings_cap_the_channels_unless_the_user_chose():
 
     env = {}
     apply_settings(22809, env)
-    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_MAX_CTAS": str(MAX_CTAS)}
+    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_CUMEM_ENABLE": "0", "NCCL_MAX_CTAS": str(MAX_CTAS)}
     env = {}
     apply_settings(21603, env)                 # before NCCL 2.17 the setting had its older name
-    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_MAX_NCHANNELS": str(MAX_CTAS)}
-    for chosen in ({"NCCL_MAX_CTAS": "32"}, {"NCCL_MAX_NCHANNELS": "2"}, {"NCCL_NVLS_ENABLE": "1"}):
+    assert env == {"NCCL_NVLS_ENABLE": "0", "NCCL_CUMEM_ENABLE": "0", "NCCL_MAX_NCHANNELS": str(MAX_CTAS)}
+    for chosen in ({"NCCL_MAX_CTAS": "32"}, {"NCCL_MAX_NCHANNELS": "2"}, {"NCCL_NVLS_ENABLE": "1"},
+                   {"NCCL_CUMEM_ENABLE": "1"}):
         env = dict(chosen)
         apply_settings(22809, env)
         assert {k: env[k] for k in chosen} == chosen
+
+
+def test_starting_nccl_early_without_it_is_harmless():
+    from floydwarp.multigpu import nccl
+
+    nccl.begin(0).join(timeout=60)          # no NCCL here, or no GPU: the thread just ends
+    nccl._started()
+    assert not nccl._STARTED
 
 
 def test_reductions():

@@ -176,9 +176,9 @@ def _rank_gpu(job) -> int | None:
     ranks of its node, as the mpi backend picks it), where its graph is generated; else None."""
     if not job["distributed"]:
         return None
-    from ..mpi.gpu import ALGORITHMS
+    from ..mpi import GPU_ALGORITHMS
 
-    if job["algorithm"] not in ALGORITHMS:
+    if job["algorithm"] not in GPU_ALGORITHMS:
         return None
     from ..mpi.comm import node_rank, world
 
@@ -208,12 +208,18 @@ def _weights(job):
 
 def start_named_gpus(args) -> None:
     """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
-    (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports."""
+    (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports.
+    An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`)."""
     gpus = gpus_named(args)
     if gpus:
         from ..gpu import early
 
         early.begin(gpus)
+    rank_gpu = mpi_gpu_named(args)
+    if rank_gpu is not None:
+        from ..multigpu import nccl
+
+        nccl.begin(rank_gpu)
 
 
 #: where MPI launchers tell a process its index among the ranks of its node (Open MPI,
@@ -221,30 +227,46 @@ def start_named_gpus(args) -> None:
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
 
 
-def gpus_named(args, environ=os.environ) -> tuple[int, ...]:
-    """The GPUs a command line names for ``solve``: ``--backend gpu``: GPU 0; ``--gpus N``: GPUs
-    0 .. N - 1; ``--distributed -a gpu-2d`` (or ``gpu-rows``): the rank's own GPU, where the
-    launcher says which (the mpi backend's choice, :func:`floydwarp.mpi.gpu.device_for_rank`);
-    else none.  A command line that Click then refuses has cost a context, nothing more."""
+def _solve_options(args) -> dict | None:
+    """A ``solve`` command line's options by name (``--algorithm`` as ``-a``), each with the
+    word after it or after its ``=``; None for another command."""
     args = [str(a) for a in args]
     if not args or args[0] != "solve":
-        return ()
+        return None
     named = {}
     for i, arg in enumerate(args):
         name, equals, value = arg.partition("=")
         named.setdefault("-a" if name == "--algorithm" else name, value if equals else
                          args[i + 1] if i + 1 < len(args) else "")
+    return named
+
+
+def gpus_named(args, environ=os.environ) -> tuple[int, ...]:
+    """The GPUs a command line names for ``solve``: ``--backend gpu``: GPU 0; ``--gpus N``: GPUs
+    0 .. N - 1; ``--distributed -a gpu-2d`` (or ``gpu-rows``): the rank's own GPU
+    (:func:`mpi_gpu_named`); else none.  A command line that Click then refuses has cost a
+    context, nothing more."""
+    named = _solve_options(args) or {}
     if named.get("--gpus", "").isdigit():
         return tuple(range(int(named["--gpus"])))
     if named.get("--backend") == "gpu":
         return (0,)
-    if "--distributed" in named:
-        from ..mpi.gpu import ALGORITHMS
+    rank_gpu = mpi_gpu_named(args, environ)
+    return () if rank_gpu is None else (rank_gpu,)
 
-        local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
-        if named.get("-a") in ALGORITHMS and local.isdigit():
-            return (int(local),)
-    return ()
+
+def mpi_gpu_named(args, environ=os.environ) -> int | None:
+    """The GPU of this MPI rank where a ``solve`` command line runs an mpi GPU algorithm
+    (``--distributed -a gpu-2d`` or ``gpu-rows``) and the launcher says which (the rank's index
+    among those of its node: the mpi backend's choice, :func:`floydwarp.mpi.gpu.device_for_rank`);
+    else None."""
+    named = _solve_options(args) or {}
+    if "--distributed" not in named:
+        return None
+    from ..mpi import GPU_ALGORITHMS
+
+    local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
+    return int(local) if named.get("-a") in GPU_ALGORITHMS and local.isdigit() else None
 
 
 def _gpu_start(job):

@@ -20,13 +20,10 @@ from ..multigpu.result import result_on_gpu
 from ..options import GRID
 from ..plan import EngineOutput
 from ..registry import register
-from . import comm as mpi_util
+from . import GPU_ALGORITHMS, comm as mpi_util
 from . import ipc, output, shared
 
 
-#: the mpi algorithms that run on GPUs, one per rank (registered below): the CLI starts a
-#: rank's GPU for them while it parses and draws the graph
-ALGORITHMS = ("gpu-2d", "gpu-rows")
 
 
 def device_for_rank(comm) -> int:
@@ -167,13 +164,14 @@ def gather_to_root(comm, L, part, grid, dtype, root=0):
     return full
 
 
-@register("mpi", ALGORITHMS[0], predecessors=False, dtypes=gpu_rank.GPU_DTYPES, options={**gpu_rank.OPTIONS, **GRID})
+@register("mpi", GPU_ALGORITHMS[0], predecessors=False, dtypes=gpu_rank.GPU_DTYPES,
+          options={**gpu_rank.OPTIONS, **GRID})
 def gpu_2d(graph, plan) -> EngineOutput:
     """One GPU per rank: 2D blocks, wide panels broadcast with NCCL, lookahead (distances only)."""
     return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan))
 
 
-@register("mpi", ALGORITHMS[1], predecessors=False, dtypes=gpu_rank.GPU_DTYPES, options=gpu_rank.OPTIONS)
+@register("mpi", GPU_ALGORITHMS[1], predecessors=False, dtypes=gpu_rank.GPU_DTYPES, options=gpu_rank.OPTIONS)
 def gpu_rows(graph, plan) -> EngineOutput:
     """Seed 002's 1D rows on one GPU per rank: each 64-row panel broadcast with NCCL (distances only)."""
     return run_mpi_gpu(graph, plan, gpu_rank.width_of(plan, gpu_rank.ROWS_WIDTH), (mpi_util.world().Get_size(), 1))

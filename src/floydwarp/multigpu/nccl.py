@@ -6,42 +6,42 @@ Unique ids are made on rank 0 and travel over the control plane (host data only)
 from __future__ import annotations
 
 import os
+import threading
 
 from ..errors import FloydwarpError
 from .control import Control
 from ..grid import ProcessGrid
 
 
-def _preload_wheel_nccl() -> bool:
-    """Load libnccl from the nvidia-nccl-cu12/-cu13 wheel (where pip put it, off the loader's
-    path) so that CuPy's bindings find it; True when one was loaded."""
+def _wheel_library():
+    """libnccl from the nvidia-nccl-cu12/-cu13 wheel (where pip put it, off the loader's path),
+    loaded so that CuPy's bindings find it; None where no wheel has one that loads."""
     import ctypes
     import glob
 
     try:
         import nvidia.nccl as wheel
     except ImportError:
-        return False
+        return None
     for folder in getattr(wheel, "__path__", []):
         for lib in sorted(glob.glob(os.path.join(folder, "lib", "libnccl.so*"))):
             try:
-                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-                return True
+                return ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
             except OSError:
                 continue
-    return False
+    return None
 
 
 def probe() -> str | None:
     """None when CuPy's NCCL bindings load here, else why not."""
     try:
         from cupy.cuda import nccl
-        if not getattr(nccl, "available", True) and _preload_wheel_nccl():
+        if not getattr(nccl, "available", True) and _wheel_library() is not None:
             import importlib
 
             nccl = importlib.reload(nccl)
     except ImportError:
-        if not _preload_wheel_nccl():
+        if _wheel_library() is None:
             return ("CuPy's NCCL bindings cannot be imported and no NCCL wheel is installed "
                     "(pip install nvidia-nccl-cu12)")
         try:
@@ -64,13 +64,73 @@ def probe() -> str | None:
 MAX_CTAS = 8
 
 
+#: NCCL's memory through legacy CUDA IPC rather than cuMem handles ("0"), unless the user chose.
+#: Under ``mpiexec -n 4`` on four H200s (NCCL 2.28.9) a new communicator's first broadcast, which
+#: connects its channels, took 0.23 s with cuMem and 0.01 s without, and destroying the row and
+#: column communicators 0.85 s against 0.42 s; the broadcasts after were as fast
+#: (bench/results/mpi-start-h200x4-s17/).  NVLS, which needs cuMem, is off anyway.
+CUMEM = "0"
+
+
 def apply_settings(version: int, environ=os.environ):
     """NCCL's settings for the panel broadcasts, where the user set none: NVLink multicast (NVLS)
-    off, and at most MAX_CTAS channels (named as NCCL ``version``, e.g. 22803, reads it).  They
-    must be set before NCCL's first communicator."""
+    off, legacy IPC (:data:`CUMEM`) and at most MAX_CTAS channels (named as NCCL ``version``,
+    e.g. 22803, reads it).  They must be set before NCCL's first communicator."""
     environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    environ.setdefault("NCCL_CUMEM_ENABLE", CUMEM)
     if "NCCL_MAX_CTAS" not in environ and "NCCL_MAX_NCHANNELS" not in environ:
         environ["NCCL_MAX_CTAS" if version >= 21700 else "NCCL_MAX_NCHANNELS"] = str(MAX_CTAS)
+
+
+#: the thread of :func:`begin`, if one was started: every communicator waits for it
+_STARTED: list = []
+#: the one-GPU communicator :func:`begin` made, kept for the process's life: destroying it would
+#: cost its time again at the end, and what it loaded serves every later communicator
+_KEPT: list = []
+
+
+def begin(ordinal: int) -> threading.Thread:
+    """NCCL's start in this process, in a thread of its own, ahead of its first real
+    communicator: the library loaded and a communicator of one GPU (``ordinal``) made, which
+    loads NCCL's kernels into the GPU's context and sets up what every later communicator of the
+    process shares.  That was 0.55-0.6 s of the first of an MPI rank's communicators, against
+    0.03-0.07 s for its second ("kernels 0.27-0.41, alloc 0.07-0.12" in NCCL's init timings on
+    four H200s), paid while the GPUs waited.  Begun before the command line is parsed
+    (:func:`floydwarp.cli.solve.start_named_gpus`), it runs while the interpreter imports CuPy:
+    ctypes releases the GIL.  Nothing here fails: without NCCL (or a GPU) the thread ends, and
+    :class:`GridComms` meets the problem with its own message."""
+    thread = threading.Thread(target=_one_gpu_communicator, args=(ordinal,), name="floydwarp-nccl-start",
+                              daemon=True)
+    _STARTED.append(thread)
+    thread.start()
+    return thread
+
+
+def _one_gpu_communicator(ordinal: int) -> None:
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libnccl.so.2", mode=ctypes.RTLD_GLOBAL)    # the soname CuPy's bindings link
+    except OSError:
+        lib = _wheel_library()
+        if lib is None:
+            return
+    try:
+        version, comm = ctypes.c_int(), ctypes.c_void_p()
+        if lib.ncclGetVersion(ctypes.byref(version)) != 0:
+            return
+        apply_settings(version.value)
+        if lib.ncclCommInitAll(ctypes.byref(comm), 1, (ctypes.c_int * 1)(ordinal)) == 0:
+            _KEPT.append(comm)
+    except AttributeError:           # a library without these functions is not NCCL
+        return
+
+
+def _started() -> None:
+    """Wait for :func:`begin`'s thread, if any: the communicators are made after it (a
+    minute at most: a start that hangs is left to itself, and the communicators are made)."""
+    while _STARTED:
+        _STARTED.pop().join(timeout=60)
 
 
 class GridComms:
@@ -84,6 +144,7 @@ class GridComms:
             raise FloydwarpError(f"the multi-GPU engines move panels through NCCL: {reason}")
         from cupy.cuda import nccl
 
+        _started()
         apply_settings(nccl.get_version())
 
         ids = None
