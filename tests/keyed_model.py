@@ -28,9 +28,11 @@ def floyd_warshall(keys, kp, clamp):
 
 
 def unpack(keys, kp, dtype):
-    """fw_key_unpack: (distances with INF where unreachable, predecessors)."""
+    """fw_key_unpack: (distances with INF where unreachable, predecessors; none on the
+    diagonal unless a negative cycle runs through it)."""
     dist = keys >> kp.bits
     p = keys & kp.none
     reach = dist < kp.unreachable
     d = np.where(reach, dist, numeric.inf_of(dtype)).astype(dtype)
-    return d, np.where(reach & (p != kp.none), p, NO_PREDECESSOR).astype(np.int32)
+    own = np.eye(*keys.shape, dtype=bool) & (dist >= 0)
+    return d, np.where(reach & (p != kp.none) & ~own, p, NO_PREDECESSOR).astype(np.int32)

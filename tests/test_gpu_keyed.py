@@ -128,6 +128,32 @@ def test_zero_weight_cycles_give_routes_that_end():
     check_predecessors(r, g)
 
 
+@pytest.mark.parametrize("method", ["keyed", "blocked"])     # witnesses leave zero weights to blocked
+def test_a_zero_weight_cycle_leaves_the_diagonal_without_predecessor(method):
+    """0 -> 1 -> 0 weighs 0: the keys' tie at d[0][0] = 0 went to the cycle's vertex 1 (the
+    start key's predecessor, none, is the largest), so pred[0][0] was 1 where SciPy, the CPU
+    and the blocked kernels give none.  Found by a random hunt of fw.floyd_warshall (session 17)."""
+    g = fw.Graph.from_edges([0, 1, 1, 2, 3], [1, 0, 2, 3, 2], [0, 0, 3, 1, 0], n=5)
+    r = _fast(g, "int32", predecessor_method=method)
+    assert r.metadata["predecessors"] == method
+    check_predecessors(r, g)
+    np.testing.assert_array_equal(np.diag(cp.asnumpy(cp.asarray(r.pred))), fw.NO_PREDECESSOR)
+
+
+def test_scipy_drop_in_on_the_gpu_gives_scipys_diagonal():
+    sparse = pytest.importorskip("scipy.sparse")
+    from scipy.sparse.csgraph import floyd_warshall as scipy_fw
+
+    rng = np.random.default_rng(17)
+    for n in (3, 10, 33, 70):
+        m = sparse.random(n, n, density=0.3, random_state=rng, format="csr")
+        m.data = rng.integers(0, 3, m.nnz).astype(float)      # explicit zeros: zero-weight cycles
+        want_d, want_p = scipy_fw(m, return_predecessors=True)
+        got_d, got_p = fw.floyd_warshall(m, return_predecessors=True, backend="gpu")
+        np.testing.assert_array_equal(got_d, want_d)
+        np.testing.assert_array_equal(np.diag(got_p), np.diag(want_p))
+
+
 def test_negative_cycle_is_found_with_predecessors():
     g = graph(257, "cycle")
     ref = fw.solve(g, backend="reference", dtype="float64")

@@ -61,6 +61,8 @@ __global__ void fw_key_pack(const T* d, i64 pd, int* key, i64 pk, int n, int bit
 }
 
 // Distances (dinf at or above ``unreachable``) and predecessors (nopred for none) from keys.
+// The diagonal keeps none unless a negative cycle runs through it: a zero-weight cycle ties
+// with the start key (0, none), and the tie went to its smaller predecessor.
 template <typename T>
 __global__ void fw_key_unpack(const int* key, i64 pk, T* d, i64 pd, int* pred, i64 pp, int n, int bits,
                               int unreachable, T dinf, int nopred) {
@@ -73,6 +75,6 @@ __global__ void fw_key_unpack(const int* key, i64 pk, T* d, i64 pd, int* pred, i
         const int p = k & none;
         const bool reach = dist < unreachable;
         d[(i64)i * pd + j] = reach ? (T)dist : dinf;
-        pred[(i64)i * pp + j] = reach && p != none ? p : nopred;
+        pred[(i64)i * pp + j] = reach && p != none && (i != j || dist < 0) ? p : nopred;
     }
 }
