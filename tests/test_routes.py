@@ -245,6 +245,22 @@ def test_path_command(saved, result_name):
     assert out.exit_code == 0 and "distance: through a negative cycle" in out.stdout
 
 
+def test_vertices_named_like_negative_numbers(tmp_path):
+    """An edge list's label "-3" is a vertex on the command line, not an unknown option (a
+    random hunt of the CLI, session 17: 'No such option: -3')."""
+    (tmp_path / "g.csv").write_text("-3,a,2\na,-1,5\n")
+    r = fw.solve(fio.read_graph(tmp_path / "g.csv"), predecessors=True, backend="reference")
+    fio.write_result(r, tmp_path / "g.npz")
+    out = invoke("path", tmp_path / "g.npz", "-3", "-1", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout) == {"from": "-3", "to": "-1", "status": "ok", "distance": 7,
+                                      "route": ["-3", "a", "-1"]}
+    out = invoke("path", tmp_path / "g.npz", "--json", "--", "-1", "-3")
+    assert out.exit_code == 0 and json.loads(out.stdout)["status"] == "unreachable"
+    out = invoke("query", tmp_path / "g.npz", "--from", "-3", "--to", "-1")
+    assert out.exit_code == 0 and "distance: 7" in out.stdout
+
+
 def test_query_command(saved):
     out = invoke("query", saved / "g.npz", "--from", 4, "--to", 3, "--json")
     assert out.exit_code == 0

@@ -332,19 +332,35 @@ class Result:
         return path
 
     @classmethod
-    def load(cls, path) -> "Result":
-        """Read a result written by :meth:`save`."""
+    def load(cls, path, format=None) -> "Result":
+        """Read a result written by :meth:`save` (``.npz``), or by :func:`floydwarp.io.write_result`
+        and ``floydwarp solve -o`` in any of their formats: the ``.npy`` layout (memory-mapped), an
+        NTHU ``.out`` file; by the file's extension, or ``format=`` ("npz", "npy", "nthu")."""
+        from .io import RESULT_FORMATS, result_format
         from .io.npy import NPZ_ERRORS
 
         path = Path(path)
         try:
-            with np.load(path, allow_pickle=False) as data:
+            named = result_format(path, format)
+        except FloydwarpError:
+            if format is not None:
+                raise
+            named = None                     # an archive under another extension: np.load tells
+        if named is not None and named.name != "npz":
+            return named.read(path)
+        kinds = ", ".join(f"{f.name} ({' '.join(f.extensions)})" for f in RESULT_FORMATS.values())
+        try:
+            data = np.load(path, allow_pickle=False)
+            if not hasattr(data, "files"):           # a bare array (.npy data), not an archive
+                raise ValueError("a single NumPy array, not an archive")
+            with data:
                 meta = json.loads(bytes(data["meta"]).decode())
                 dist = data["dist"]
                 pred = data["pred"] if "pred" in data.files else None
                 cycles = NegativeCycles(data["cycle_vertices"], data["cycle_reach_to"], data["cycle_reach_from"])
         except NPZ_ERRORS as exc:
-            raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
+            why = exc if named is not None else f"result files are {kinds}"
+            raise FloydwarpError(f"{path}: not a floydwarp result file ({why})") from exc
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")
         inf = stored_inf(path, meta["dtype"], meta["inf"])

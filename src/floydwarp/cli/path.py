@@ -80,10 +80,13 @@ def jsonable(value):
     return value
 
 
+# a vertex named like a negative number ("-3", an edge list's label) is a vertex, not an option
 @app.command(short_help="Distance and shortest route between two vertices of a saved result.", epilog=(
     "Vertices are named as in the input file (DIMACS ids, edge-list names) when the result has labels, "
-    "else by index 0..n-1.  Exit status 0 for any answer (including 'unreachable'), 2 for an unknown "
-    "vertex or an unreadable file."))
+    "else by index 0..n-1; a name that starts with '-' is read as a vertex unless it is one of the "
+    "options (write 'floydwarp path RESULT -- U V' for those).  Exit status 0 for any answer (including "
+    "'unreachable'), 2 for an unknown vertex or an unreadable file."),
+    context_settings={"ignore_unknown_options": True})
 @result_file_argument
 @click.argument("u", cls=Argument, description="Start vertex.")
 @click.argument("v", cls=Argument, description="End vertex.")
