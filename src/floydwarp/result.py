@@ -348,7 +348,6 @@ class Result:
             named = None                     # an archive under another extension: np.load tells
         if named is not None and named.name != "npz":
             return named.read(path)
-        kinds = ", ".join(f"{f.name} ({' '.join(f.extensions)})" for f in RESULT_FORMATS.values())
         try:
             data = np.load(path, allow_pickle=False)
             if not hasattr(data, "files"):           # a bare array (.npy data), not an archive
@@ -359,6 +358,7 @@ class Result:
                 pred = data["pred"] if "pred" in data.files else None
                 cycles = NegativeCycles(data["cycle_vertices"], data["cycle_reach_to"], data["cycle_reach_from"])
         except NPZ_ERRORS as exc:
+            kinds = ", ".join(f"{f.name} ({' '.join(f.extensions)})" for f in RESULT_FORMATS.values())
             why = exc if named is not None else f"result files are {kinds}"
             raise FloydwarpError(f"{path}: not a floydwarp result file ({why})") from exc
         if meta.get("format") != "floydwarp-result":

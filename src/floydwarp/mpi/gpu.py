@@ -20,10 +20,7 @@ from ..multigpu.result import result_on_gpu
 from ..options import GRID
 from ..plan import EngineOutput
 from ..registry import register
-from . import GPU_ALGORITHMS, comm as mpi_util
-from . import ipc, output, shared
-
-
+from . import GPU_ALGORITHMS, comm as mpi_util, ipc, output, shared
 
 
 def device_for_rank(comm) -> int:
