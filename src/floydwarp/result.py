@@ -332,35 +332,24 @@ class Result:
         return path
 
     @classmethod
-    def load(cls, path, format=None) -> "Result":
-        """Read a result written by :meth:`save` (``.npz``), or by :func:`floydwarp.io.write_result`
-        and ``floydwarp solve -o`` in any of their formats: the ``.npy`` layout (memory-mapped), an
-        NTHU ``.out`` file; by the file's extension, or ``format=`` ("npz", "npy", "nthu")."""
-        from .io import RESULT_FORMATS, result_format
+    def load(cls, path) -> "Result":
+        """Read a result written by :meth:`save` (``.npz``); :func:`floydwarp.io.read_result` reads
+        every result format (the ``.npy`` layout of ``floydwarp solve -o``, NTHU ``.out``)."""
         from .io.npy import NPZ_ERRORS
 
         path = Path(path)
         try:
-            named = result_format(path, format)
-        except FloydwarpError:
-            if format is not None:
-                raise
-            named = None                     # an archive under another extension: np.load tells
-        if named is not None and named.name != "npz":
-            return named.read(path)
-        try:
-            data = np.load(path, allow_pickle=False)
-            if not hasattr(data, "files"):           # a bare array (.npy data), not an archive
-                raise ValueError("a single NumPy array, not an archive")
+            data = np.load(path, mmap_mode="r", allow_pickle=False)     # a .npy is mapped, not read
+            if not hasattr(data, "files"):
+                raise ValueError("a single NumPy array, not an archive; a .npy result (NAME.npy + NAME.json) "
+                                 "is read by floydwarp.io.read_result")
             with data:
                 meta = json.loads(bytes(data["meta"]).decode())
                 dist = data["dist"]
                 pred = data["pred"] if "pred" in data.files else None
                 cycles = NegativeCycles(data["cycle_vertices"], data["cycle_reach_to"], data["cycle_reach_from"])
         except NPZ_ERRORS as exc:
-            kinds = ", ".join(f"{f.name} ({' '.join(f.extensions)})" for f in RESULT_FORMATS.values())
-            why = exc if named is not None else f"result files are {kinds}"
-            raise FloydwarpError(f"{path}: not a floydwarp result file ({why})") from exc
+            raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")
         inf = stored_inf(path, meta["dtype"], meta["inf"])
