@@ -206,16 +206,17 @@ def _weights(job):
     return parse_weights(job["weights"])
 
 
-def start_named_gpus(args) -> None:
+def start_named_gpus(args, environ=os.environ) -> None:
     """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
     (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports.
     An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`)."""
-    gpus = gpus_named(args)
+    named = _solve_options(args)
+    gpus = _gpus_of(named, environ)
     if gpus:
         from ..gpu import early
 
         early.begin(gpus)
-    rank_gpu = mpi_gpu_named(args)
+    rank_gpu = _mpi_gpu_of(named, environ)
     if rank_gpu is not None:
         from ..multigpu import nccl
 
@@ -227,12 +228,12 @@ def start_named_gpus(args) -> None:
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
 
 
-def _solve_options(args) -> dict | None:
+def _solve_options(args) -> dict:
     """A ``solve`` command line's options by name (``--algorithm`` as ``-a``), each with the
-    word after it or after its ``=``; None for another command."""
+    word after it or after its ``=``; empty for another command."""
     args = [str(a) for a in args]
     if not args or args[0] != "solve":
-        return None
+        return {}
     named = {}
     for i, arg in enumerate(args):
         name, equals, value = arg.partition("=")
@@ -246,13 +247,7 @@ def gpus_named(args, environ=os.environ) -> tuple[int, ...]:
     0 .. N - 1; ``--distributed -a gpu-2d`` (or ``gpu-rows``): the rank's own GPU
     (:func:`mpi_gpu_named`); else none.  A command line that Click then refuses has cost a
     context, nothing more."""
-    named = _solve_options(args) or {}
-    if named.get("--gpus", "").isdigit():
-        return tuple(range(int(named["--gpus"])))
-    if named.get("--backend") == "gpu":
-        return (0,)
-    rank_gpu = mpi_gpu_named(args, environ)
-    return () if rank_gpu is None else (rank_gpu,)
+    return _gpus_of(_solve_options(args), environ)
 
 
 def mpi_gpu_named(args, environ=os.environ) -> int | None:
@@ -260,7 +255,19 @@ def mpi_gpu_named(args, environ=os.environ) -> int | None:
     (``--distributed -a gpu-2d`` or ``gpu-rows``) and the launcher says which (the rank's index
     among those of its node: the mpi backend's choice, :func:`floydwarp.mpi.gpu.device_for_rank`);
     else None."""
-    named = _solve_options(args) or {}
+    return _mpi_gpu_of(_solve_options(args), environ)
+
+
+def _gpus_of(named: dict, environ) -> tuple[int, ...]:
+    if named.get("--gpus", "").isdigit():
+        return tuple(range(int(named["--gpus"])))
+    if named.get("--backend") == "gpu":
+        return (0,)
+    rank_gpu = _mpi_gpu_of(named, environ)
+    return () if rank_gpu is None else (rank_gpu,)
+
+
+def _mpi_gpu_of(named: dict, environ) -> int | None:
     if "--distributed" not in named:
         return None
     from ..mpi import GPU_ALGORITHMS
