@@ -98,6 +98,40 @@ def test_sparse_explicit_zeros_duplicates_and_spare_room():
     assert r.dist[0].tolist() == [[0, 2], [0, 0]] and r.dist[1].tolist() == [[0, 4], [7, 0]]
 
 
+def test_hop_counts_read_no_weights():
+    """With ``unweighted=True`` no form reads its weights: a list's CSR values and Graph weights
+    are not joined (the batch has none) and a PyG batch's edge_weight is not looked at, so even
+    NaN weights give the hop counts SciPy gives."""
+    from scipy.sparse.csgraph import shortest_path
+
+    class Data:                                    # a PyG Batch's attributes
+        pass
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        mats = random_batch(rng, int(rng.integers(1, 7)), 14, KINDS[int(rng.integers(len(KINDS)))])
+        adjacency = [(~np.isinf(m) & ~np.eye(m.shape[0], dtype=bool)).astype(np.int64) for m in mats]
+        hops = [shortest_path(a, unweighted=True) for a in adjacency]
+        sparse, graphs = [], []
+        for m, a in zip(mats, adjacency):
+            i, j = np.nonzero(a)
+            # NaN values, and spare room after the entries (a value and an index past indptr[-1])
+            sparse.append(sp.csr_matrix((np.append(np.full(i.size, np.nan), 5.0), np.append(j, 0),
+                                         np.searchsorted(i, np.arange(m.shape[0] + 1))), shape=m.shape))
+            graphs.append(fw.Graph.from_edges(i, j, m[i, j], n=m.shape[0]))
+        data = Data()
+        data.ptr = np.concatenate([[0], np.cumsum([m.shape[0] for m in mats])])
+        data.edge_index = np.concatenate([np.stack(np.nonzero(a)) + data.ptr[g] for g, a in enumerate(adjacency)],
+                                         axis=1)
+        data.edge_weight = np.full(data.edge_index.shape[1], np.nan)
+        for given in (sparse, graphs, data):
+            if given is not data:
+                assert from_list(given, weighted=False)[4] is None
+            r = fw.solve_batch(given, unweighted=True)
+            for g, want in enumerate(hops):
+                assert np.array_equal(r[g].to_dense(), want)
+
+
 def test_graph_lists_and_mixed_lists():
     rng = np.random.default_rng(3)
     mats = random_batch(rng, 30, 12, "pos")

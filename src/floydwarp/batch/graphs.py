@@ -141,23 +141,29 @@ class GraphBatch:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def of(cls, obj, *, sizes=None, edge_weight=None) -> "GraphBatch":
+    def of(cls, obj, *, sizes=None, edge_weight=None, weighted=True) -> "GraphBatch":
         """The batch for whatever :func:`floydwarp.solve_batch` was given: a GraphBatch, a
         PyG-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a batched DGL
         graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts.
         NumPy matrices are checked as they are read (by the solve, for hop counts), where
-        :meth:`from_graphs` and :meth:`from_padded` check every entry at once."""
+        :meth:`from_graphs` and :meth:`from_padded` check every entry at once.
+        ``weighted=False`` (hop counts) reads no weights: a list's sparse values and Graph
+        weights, and a PyG or DGL batch's ``edge_weight``, are left out (a third of a CSR
+        list's reading)."""
         if isinstance(obj, GraphBatch):
             return obj
+        if not weighted:
+            edge_weight = None
         if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges"):
             return cls.from_dgl(obj, edge_weight)
         if hasattr(obj, "edge_index"):
-            return cls.from_pyg(obj.edge_index, edge_weight if edge_weight is not None else
-                                getattr(obj, "edge_weight", None), batch=getattr(obj, "batch", None),
+            if weighted and edge_weight is None:
+                edge_weight = getattr(obj, "edge_weight", None)
+            return cls.from_pyg(obj.edge_index, edge_weight, batch=getattr(obj, "batch", None),
                                 ptr=getattr(obj, "ptr", None), num_graphs=getattr(obj, "num_graphs", None))
         # matrices are checked as the solve reads them (hop counts need no pass before it)
         if isinstance(obj, (list, tuple)):
-            return cls._listed(obj, np.inf)
+            return cls._listed(obj, np.inf, weighted)
         if hasattr(obj, "shape") or hasattr(obj, "__dlpack__"):
             return cls._padded(obj, sizes, np.inf)
         raise FloydwarpError(
@@ -198,11 +204,11 @@ class GraphBatch:
         return cls._listed(graphs, missing)._checked()
 
     @classmethod
-    def _listed(cls, graphs, missing) -> "GraphBatch":
+    def _listed(cls, graphs, missing, weighted=True) -> "GraphBatch":
         from .dense import DenseSource
         from .lists import from_list
 
-        found = from_list(graphs, missing)
+        found = from_list(graphs, missing, weighted)
         if isinstance(found, DenseSource):
             return cls._of_matrices(found)
         sizes, eptr, src, dst, weight, labels = found

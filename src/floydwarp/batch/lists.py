@@ -10,7 +10,8 @@ Three ways in, the first that applies:
 * anything else :func:`floydwarp.solve` accepts: a :class:`floydwarp.Graph` each, and
   their edges concatenated.
 
-The last two return ``(sizes, eptr, src, dst, weight, labels)``.  The per-graph cost left
+The last two return ``(sizes, eptr, src, dst, weight, labels)``; ``weight`` is None when the
+caller asked for no weights (hop counts), which saves joining and checking them.  The per-graph cost left
 in Python is a few attribute reads (0.1-1.5 us a graph); these forms cost 20-30x that
 before, a Graph and a Numba call a graph.  Errors name the graph.
 """
@@ -26,9 +27,10 @@ from ..errors import FloydwarpError
 from .dense import DenseSource
 
 
-def from_list(graphs, missing=np.inf):
+def from_list(graphs, missing=np.inf, weighted=True):
     """A :class:`DenseSource` of a list of NumPy matrices, else ``(sizes, eptr, src, dst,
-    weight, labels)``; entries of dense matrices equal to ``missing`` (and ``+inf``) are no edge."""
+    weight, labels)`` (``weight`` None unless ``weighted``); entries of dense matrices equal
+    to ``missing`` (and ``+inf``) are no edge."""
     kinds = set(map(type, graphs))             # one C pass: each member's type
     if kinds == {np.ndarray}:
         found = _dense_list(graphs, missing)
@@ -36,8 +38,8 @@ def from_list(graphs, missing=np.inf):
             return found
     compressed = _compressed_types()
     if kinds and kinds <= compressed.keys():
-        return (*_compressed_list(graphs, compressed), None)
-    return _general_list(graphs, missing, kinds)
+        return (*_compressed_list(graphs, compressed, weighted), None)
+    return _general_list(graphs, missing, kinds, weighted)
 
 
 def from_padded_host(a, sizes, missing) -> DenseSource:
@@ -126,7 +128,7 @@ def _joined(arrays, dtype=None):
     return np.concatenate(arrays, dtype=dtype, casting="same_kind")
 
 
-def _compressed_list(mats, kinds):
+def _compressed_list(mats, kinds, weighted):
     """The fast path of a list of SciPy CSR and CSC matrices (``kinds``: _compressed_types());
     their stored entries are the edges, explicit zeros included, as
     :meth:`floydwarp.Graph.from_scipy` reads them."""
@@ -171,6 +173,8 @@ def _compressed_list(mats, kinds):
                                  f"to at most its {int(stored[g])} stored entries")
         raise FloydwarpError(f"graph {g}: stored entry {int(where[g])} has index {int(ind[at[g] + where[g]])}, out "
                              f"of range 0..{int(sizes[g]) - 1}")
+    if not weighted:
+        return sizes, eptr, src, dst, None
     weight = _weights(_joined(data))
     if not np.array_equal(counts, stored):          # some matrix keeps spare room after its entries
         weight = weight[np.concatenate([np.arange(a, a + c) for a, c in zip(at[:-1], counts)])]
@@ -197,7 +201,7 @@ def _refuse_nonfinite(weight, eptr, src, dst):
 
 
 # ---------------------------------------------------------------------- anything else
-def _general_list(graphs, missing, kinds):
+def _general_list(graphs, missing, kinds, weighted):
     """A :class:`floydwarp.Graph` of each member (the members themselves where all are
     Graphs: ``kinds``, the members' types, says), their edges concatenated."""
     from ..graph import Graph
@@ -217,8 +221,9 @@ def _general_list(graphs, missing, kinds):
     if count:
         srcs, dsts, weights = zip(*map(_GRAPH_EDGES, parts))
         np.cumsum(_lengths(srcs, count), out=eptr[1:])
-        src, dst, weight = _joined(srcs, np.int32), _joined(dsts, np.int32), _joined(weights)
+        src, dst = _joined(srcs, np.int32), _joined(dsts, np.int32)
+        weight = _weights(_joined(weights)) if weighted else None
     else:
         src, dst, weight = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
     labels = list(map(_GRAPH_LABELS, parts))
-    return sizes, eptr, src, dst, _weights(weight), labels if labels.count(None) < count else None
+    return sizes, eptr, src, dst, weight, labels if labels.count(None) < count else None

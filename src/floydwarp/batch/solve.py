@@ -39,7 +39,8 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     predecessors : bool
         Also return (B, N, N) int32 predecessors (SciPy's convention), for routes.
     unweighted : bool
-        Every edge weighs 1: hop counts, as graph transformers use them.
+        Every edge weighs 1: hop counts, as graph transformers use them.  No weight is read
+        (sparse values, Graph weights, ``edge_weight``), so none is checked either.
     max_n : int, optional
         The padded size N (default: the largest graph); a larger graph is refused.
     max_distance : number, optional
@@ -98,7 +99,7 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     """
     if unknown:
         raise refused(solve_batch, unknown)
-    batch = GraphBatch.of(graphs, sizes=sizes, edge_weight=edge_weight)
+    batch = GraphBatch.of(graphs, sizes=sizes, edge_weight=edge_weight, weighted=not unweighted)
     size = _padded_size(batch, max_n)
     stats = batch.weight_stats(unweighted)
     cap = _cap(max_distance, stats)
