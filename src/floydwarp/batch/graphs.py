@@ -148,8 +148,7 @@ class GraphBatch:
         NumPy matrices are checked as they are read (by the solve, for hop counts), where
         :meth:`from_graphs` and :meth:`from_padded` check every entry at once.
         ``weighted=False`` (hop counts) reads no weights: a list's sparse values and Graph
-        weights, and a PyG or DGL batch's ``edge_weight``, are left out (a third of a CSR
-        list's reading)."""
+        weights, and a PyG or DGL batch's ``edge_weight``, are left out."""
         if isinstance(obj, GraphBatch):
             return obj
         if not weighted:

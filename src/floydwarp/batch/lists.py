@@ -10,10 +10,10 @@ Three ways in, the first that applies:
 * anything else :func:`floydwarp.solve` accepts: a :class:`floydwarp.Graph` each, and
   their edges concatenated.
 
-The last two return ``(sizes, eptr, src, dst, weight, labels)``; ``weight`` is None when the
-caller asked for no weights (hop counts), which saves joining and checking them.  The per-graph cost left
-in Python is a few attribute reads (0.1-1.5 us a graph); these forms cost 20-30x that
-before, a Graph and a Numba call a graph.  Errors name the graph.
+The last two return ``(sizes, eptr, src, dst, weight, labels)``, ``weight`` None where the
+caller asked for none (hop counts: nothing to join or check).  The per-graph cost left in
+Python is a few attribute reads (0.1-1.5 us a graph); these forms cost 20-30x that before, a
+Graph and a Numba call a graph.  Errors name the graph.
 """
 from __future__ import annotations
 
@@ -224,6 +224,7 @@ def _general_list(graphs, missing, kinds, weighted):
         src, dst = _joined(srcs, np.int32), _joined(dsts, np.int32)
         weight = _weights(_joined(weights)) if weighted else None
     else:
-        src, dst, weight = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
+        src, dst = np.zeros(0, np.int32), np.zeros(0, np.int32)
+        weight = np.zeros(0, np.int64) if weighted else None
     labels = list(map(_GRAPH_LABELS, parts))
     return sizes, eptr, src, dst, weight, labels if labels.count(None) < count else None
