@@ -134,9 +134,9 @@ def test_vectorize_picks_the_vec_variant(fake_gpu):
     (["solve", "-g", "9"], ()), (["solve", "-g", "9", "--backend", "cpu"], ()), (["solve", "--gpus"], ()),
     (["generate", "9", "--backend", "gpu"], ()), ([], ())])
 def test_the_gpus_a_command_line_names(args, gpus):
-    from floydwarp.cli.solve import gpus_named
+    from floydwarp.cli.solve import named_gpus
 
-    assert gpus_named(args, environ={}) == gpus
+    assert named_gpus(args, environ={})[0] == gpus
 
 
 @pytest.mark.parametrize("args, environ, gpus", [
@@ -147,9 +147,9 @@ def test_the_gpus_a_command_line_names(args, gpus):
     (["--distributed", "-a", "blocked-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ()),     # a CPU algorithm
     (["-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ())])
 def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
-    from floydwarp.cli.solve import gpus_named
+    from floydwarp.cli.solve import named_gpus
 
-    assert gpus_named(["solve", "-g", "9", *args], environ=environ) == gpus
+    assert named_gpus(["solve", "-g", "9", *args], environ=environ)[0] == gpus
 
 
 @pytest.mark.parametrize("args, environ, gpu", [
@@ -160,10 +160,10 @@ def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
     (["--backend", "gpu"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, None)])
 def test_an_mpi_gpu_run_is_told_from_its_command_line(args, environ, gpu):
     """Its rank starts NCCL early (multigpu.nccl.begin); nothing else does."""
-    from floydwarp.cli.solve import mpi_gpu_named
+    from floydwarp.cli.solve import named_gpus
 
-    assert mpi_gpu_named(["solve", "-g", "9", *args], environ=environ) == gpu
-    assert mpi_gpu_named(["generate", "9", *args], environ=environ) is None
+    assert named_gpus(["solve", "-g", "9", *args], environ=environ)[1] == gpu
+    assert named_gpus(["generate", "9", *args], environ=environ)[1] is None
 
 
 def test_starting_the_driver_early_without_one_is_harmless():

@@ -210,13 +210,11 @@ def start_named_gpus(args, environ=os.environ) -> None:
     """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
     (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports.
     An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`)."""
-    named = _solve_options(args)
-    gpus = _gpus_of(named, environ)
+    gpus, rank_gpu = named_gpus(args, environ)
     if gpus:
         from ..gpu import early
 
         early.begin(gpus)
-    rank_gpu = _mpi_gpu_of(named, environ)
     if rank_gpu is not None:
         from ..multigpu import nccl
 
@@ -228,52 +226,35 @@ def start_named_gpus(args, environ=os.environ) -> None:
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
 
 
-def _solve_options(args) -> dict:
-    """A ``solve`` command line's options by name (``--algorithm`` as ``-a``), each with the
-    word after it or after its ``=``; empty for another command."""
+def named_gpus(args, environ=os.environ) -> tuple[tuple[int, ...], int | None]:
+    """``(gpus, rank_gpu)`` of a ``solve`` command line, read once before Click parses it.
+
+    ``rank_gpu``: this MPI rank's GPU where the line runs an mpi GPU algorithm
+    (``--distributed -a gpu-2d`` or ``gpu-rows``) and the launcher says which -- the rank's index
+    among those of its node, the mpi backend's choice (:func:`floydwarp.mpi.gpu.device_for_rank`);
+    else None.  ``gpus``: ``--gpus N``: GPUs 0 .. N - 1; ``--backend gpu``: GPU 0; else the rank's
+    GPU, if any.  Another command names none.  A command line that Click then refuses has cost
+    a context, nothing more."""
     args = [str(a) for a in args]
     if not args or args[0] != "solve":
-        return {}
-    named = {}
+        return (), None
+    named = {}          # each option by name (--algorithm as -a), with the word after it or after its =
     for i, arg in enumerate(args):
         name, equals, value = arg.partition("=")
         named.setdefault("-a" if name == "--algorithm" else name, value if equals else
                          args[i + 1] if i + 1 < len(args) else "")
-    return named
+    rank_gpu = None
+    if "--distributed" in named:
+        from ..mpi import GPU_ALGORITHMS
 
-
-def gpus_named(args, environ=os.environ) -> tuple[int, ...]:
-    """The GPUs a command line names for ``solve``: ``--backend gpu``: GPU 0; ``--gpus N``: GPUs
-    0 .. N - 1; ``--distributed -a gpu-2d`` (or ``gpu-rows``): the rank's own GPU
-    (:func:`mpi_gpu_named`); else none.  A command line that Click then refuses has cost a
-    context, nothing more."""
-    return _gpus_of(_solve_options(args), environ)
-
-
-def mpi_gpu_named(args, environ=os.environ) -> int | None:
-    """The GPU of this MPI rank where a ``solve`` command line runs an mpi GPU algorithm
-    (``--distributed -a gpu-2d`` or ``gpu-rows``) and the launcher says which (the rank's index
-    among those of its node: the mpi backend's choice, :func:`floydwarp.mpi.gpu.device_for_rank`);
-    else None."""
-    return _mpi_gpu_of(_solve_options(args), environ)
-
-
-def _gpus_of(named: dict, environ) -> tuple[int, ...]:
+        local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
+        if named.get("-a") in GPU_ALGORITHMS and local.isdigit():
+            rank_gpu = int(local)
     if named.get("--gpus", "").isdigit():
-        return tuple(range(int(named["--gpus"])))
+        return tuple(range(int(named["--gpus"]))), rank_gpu
     if named.get("--backend") == "gpu":
-        return (0,)
-    rank_gpu = _mpi_gpu_of(named, environ)
-    return () if rank_gpu is None else (rank_gpu,)
-
-
-def _mpi_gpu_of(named: dict, environ) -> int | None:
-    if "--distributed" not in named:
-        return None
-    from ..mpi import GPU_ALGORITHMS
-
-    local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
-    return int(local) if named.get("-a") in GPU_ALGORITHMS and local.isdigit() else None
+        return (0,), rank_gpu
+    return (() if rank_gpu is None else (rank_gpu,)), rank_gpu
 
 
 def _gpu_start(job):
