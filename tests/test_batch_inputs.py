@@ -132,6 +132,40 @@ def test_hop_counts_read_no_weights():
                 assert np.array_equal(r[g].to_dense(), want)
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_lists_read_in_chunks(monkeypatch, chunk):
+    """A list is read ``READ_CHUNK`` members at a time: chunks whose arrays differ in dtype (int32
+    or int64 ids, integer, boolean or real values, CSR or CSC) join as one, labels kept from the
+    chunk that has them, and an error names its graph in the whole list."""
+    from floydwarp.batch import lists
+
+    monkeypatch.setattr(lists, "READ_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    mats = random_batch(rng, 23, 9, "pos")
+    sparse = []
+    for g, m in enumerate(mats):
+        c = sp.csr_matrix(np.where(np.isinf(m), 0, m)).asformat("csc" if g % 4 == 1 else "csr")
+        if g >= 12:
+            c.indices, c.indptr = c.indices.astype(np.int64), c.indptr.astype(np.int64)
+        c.data = c.data.astype(np.int16 if g < 8 else np.float32 if g < 16 else np.float64)
+        sparse.append(c)
+    want = [np.where(m == 0, np.inf, m) for m in mats]
+    check(fw.solve_batch(sparse), want)
+    hops = fw.solve_batch(sparse, unweighted=True)
+    graphs = [fw.Graph.from_dense(w, labels=[f"v{i}" for i in range(w.shape[0])] if g == 20 else None)
+              for g, w in enumerate(want)]
+    check(fw.solve_batch(graphs), want)
+    r = fw.solve_batch(graphs, unweighted=True)
+    assert np.array_equal(r.dist, hops.dist) and r.labels[20] == [f"v{i}" for i in range(want[20].shape[0])]
+    assert r.labels[:20] == [None] * 20
+    bad = sp.csr_matrix(np.ones((2, 2)))
+    bad.indices[1] = 5
+    with pytest.raises(FloydwarpError, match=r"graph 19: stored entry 1 has index 5, out of range 0..1"):
+        fw.solve_batch(sparse[:19] + [bad] + sparse[19:])
+    with pytest.raises(FloydwarpError, match=r"graph 17: a sparse graph must be square"):
+        fw.solve_batch(sparse[:17] + [sp.csr_matrix(np.ones((2, 3)))])
+
+
 def test_graph_lists_and_mixed_lists():
     rng = np.random.default_rng(3)
     mats = random_batch(rng, 30, 12, "pos")
