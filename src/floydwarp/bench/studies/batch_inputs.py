@@ -15,7 +15,10 @@ its time reading the form.  Each form runs twice: ``hops`` (``unweighted=True``:
 output, so the rates compare per relaxation) and ``weights`` (the weights read and checked,
 ``dtype="auto"``: int16 output).  The SciPy loop of a form is ``floyd_warshall`` on each
 matrix as given (dense for the dense list and the padded array, CSR for the sparse and the
-graph list); its rate stands for the batch, timed on up to ``loop_max`` graphs.  Forms are
+graph list); its rate stands for the batch, timed on up to ``loop_max`` graphs.  A form's
+``vs scipy`` compares it with its SciPy loop timed in turn with it (``LOOP_PAIRS`` loop calls
+between the form's calls, ``scipy_us_paired``): a machine whose speed drifts over the study
+(the 2-core box: the same loop 50-82 us a graph in runs minutes apart) moves both alike.  Forms are
 built for batches of at most ``-O inputs_max=B`` graphs (default 20,000: a dense list of
 10^6 molecules would take 10 GB).
 """
@@ -31,6 +34,8 @@ FORMS = ("dense list", "padded", "padded adjacency", "sparse list", "graph list"
 SCIPY_INPUT = {"dense list": "dense", "padded": "dense", "padded adjacency": "dense", "sparse list": "csr",
                "graph list": "csr"}
 INPUTS_MAX = 20_000
+#: SciPy loop calls timed in turn with each form's calls (the first ones of its ``repeats``)
+LOOP_PAIRS = 3
 
 
 def build(edge_index, ptr):
@@ -91,12 +96,15 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
     out = list(loops.values())
     for form in FORMS:
         obj, kwargs = forms[form]
+        mats = scipy_inputs[SCIPY_INPUT[form]][:timed]
         for problem, extra in (("hops", {"unweighted": True}), ("weights", {})):
             def call(obj=obj, kwargs=kwargs, extra=extra):
                 given = obj.batch() if isinstance(obj, _Adjacency) else obj
                 return solve_batch(given, backend="cpu", **kwargs, **extra)
 
-            t, times, r, kernels = _median_call(call, config.repeats)
+            loop_times = []
+            t, times, r, kernels = _median_call(call, config.repeats,
+                                                between=lambda mats=mats: loop_times.append(_scipy_loop_time(mats)))
             dist = r.dist
             matches = bool(np.array_equal(np.where(dist >= r.inf, 255, dist).astype(np.uint8), reference))
             rec = {**base, "method": "floydwarp batch", "backend": "cpu", "input": form, "problem": problem,
@@ -105,20 +113,34 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
                    "us_per_graph": t / count * 1e6, "relaxations_per_s": base["relaxations"] / t,
                    "dtype": r.dtype.name, "kernel_dtype": r.metadata.get("kernel_dtype"), "matches": matches,
                    "scipy_input": SCIPY_INPUT[form]}
-            loop = loops[SCIPY_INPUT[form]]
-            rec["speedup_vs_scipy"] = rec["graphs_per_s"] / loop["graphs_per_s"]
+            paired = statistics.median(loop_times) / len(mats)
+            rec["scipy_us_paired"] = paired * 1e6
+            rec["speedup_vs_scipy"] = paired * count / t
             out.append(emit(rec))
     return out
 
 
-def _median_call(call, repeats):
+def _scipy_loop_time(mats) -> float:
+    """Seconds of SciPy's ``floyd_warshall`` on each matrix."""
+    from scipy.sparse.csgraph import floyd_warshall
+
+    t0 = time.perf_counter()
+    for m in mats:
+        floyd_warshall(m)
+    return time.perf_counter() - t0
+
+
+def _median_call(call, repeats, between=None):
     """``(median seconds, every call's seconds, last result, median seconds in the engine)``
     of ``repeats`` calls after one warm-up call (the engine's: the kernels and the output,
-    ``BatchResult.compute_time``; None for results without it)."""
+    ``BatchResult.compute_time``; None for results without it); ``between()`` runs before each
+    of the first :data:`LOOP_PAIRS` calls (outside the clock)."""
     call()
     times, engine, result = [], [], None
-    for _ in range(max(1, repeats)):
+    for i in range(max(1, repeats)):
         result = None                      # the last result's memory is free for the next
+        if between is not None and i < LOOP_PAIRS:
+            between()
         t0 = time.perf_counter()
         result = call()
         times.append(time.perf_counter() - t0)
