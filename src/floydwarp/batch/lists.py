@@ -156,7 +156,6 @@ def _compressed_parts(mats, kinds, weighted):
     shapes, indptrs, indices, *data = zip(*map(_COMPRESSED_VALUES if weighted else _COMPRESSED_PARTS, mats))
     shape = np.fromiter(itertools.chain.from_iterable(shapes), np.int64, 2 * count).reshape(count, 2)
     by_row = np.fromiter(map(kinds.__getitem__, map(type, mats)), bool, count)
-    # one new array each (an astype after would be a second: fresh pages cost here, ~1 ms a MB)
     return (shape, by_row, _joined(indptrs), _lengths(indptrs, count), _joined(indices), _lengths(indices, count),
             _joined(data[0]) if weighted else None)
 
