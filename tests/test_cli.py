@@ -166,6 +166,39 @@ def test_an_mpi_gpu_run_is_told_from_its_command_line(args, environ, gpu):
     assert named_gpus(["generate", "9", *args], environ=environ)[1] is None
 
 
+@pytest.mark.parametrize("environ, one_node", [
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "4", "OMPI_COMM_WORLD_SIZE": "4"}, True),
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "4", "OMPI_COMM_WORLD_SIZE": "8"}, False),
+    ({"MPI_LOCALNRANKS": "2", "PMI_SIZE": "2"}, True), ({"MPI_LOCALNRANKS": "2", "PMI_SIZE": "6"}, False),
+    ({"SLURM_NNODES": "1"}, True), ({"SLURM_NNODES": "3"}, False), ({}, False)])
+def test_a_rank_starts_nccl_early_only_where_ranks_may_span_nodes(monkeypatch, environ, one_node):
+    """On one node the ranks' GPUs copy through CUDA IPC (mpi/links.py): no NCCL to start."""
+    from floydwarp.cli import solve as cli_solve
+    from floydwarp.gpu import early
+    from floydwarp.mpi.comm import launched_on_one_node
+    from floydwarp.multigpu import nccl
+
+    assert launched_on_one_node(environ) == one_node
+    begun = []
+    monkeypatch.setattr(early, "begin", lambda gpus: None)
+    monkeypatch.setattr(nccl, "begin", begun.append)
+    cli_solve.start_named_gpus(["solve", "-g", "9", "--distributed", "-a", "gpu-2d"],
+                               dict(environ, OMPI_COMM_WORLD_LOCAL_RANK="1"))
+    assert begun == ([] if one_node else [1])
+
+
+def test_a_rank_takes_its_gpu_from_the_launcher_before_mpi_starts(monkeypatch):
+    """MPI starts later (MPI_Init holds the GIL), while CuPy's import goes on beside it."""
+    from floydwarp.cli.solve import _rank_gpu
+    from floydwarp.mpi import comm
+
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
+    monkeypatch.setattr(comm, "world", lambda: pytest.fail("MPI started"))
+    assert _rank_gpu({"distributed": True, "algorithm": "gpu-2d"}) == 1
+    assert _rank_gpu({"distributed": True, "algorithm": "blocked-2d"}) is None
+    assert _rank_gpu({"distributed": False, "algorithm": "gpu-2d"}) is None
+
+
 def test_starting_the_driver_early_without_one_is_harmless():
     from floydwarp.gpu import early
 

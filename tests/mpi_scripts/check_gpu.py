@@ -26,6 +26,9 @@ for gi, (name, g) in enumerate(graphs):
             for dt in ("int32", "float32")]
     # the result on rank 0's GPU, every rank's rows copied in through CUDA IPC
     runs += [("gpu-2d", 64, "int32", {"output": "device"}), ("gpu-rows", None, "float32", {"output": "device"})]
+    # the panels through NCCL, as across nodes (on one node "auto" takes CUDA IPC copies)
+    runs += [("gpu-2d", 64, "int32", {"links": "nccl"}), ("gpu-rows", None, "float32", {"links": "nccl"}),
+             ("gpu-2d", 128, "float32", {"links": "ipc", "output": "device"})]
     if folder is not None:      # every rank writes its part of one .npy result
         runs += [("gpu-2d", 64, "int32", {"output_file": folder / f"g{gi}.npy", "parallel_write": True}),
                  ("gpu-rows", None, "float32", {"output_file": folder / f"r{gi}.npy", "parallel_write": True})]
@@ -37,6 +40,9 @@ for gi, (name, g) in enumerate(graphs):
         label = f"{name} {algorithm} bs={bs} {dtype} {extra}"
         if "output_file" in extra and r.metadata.get("written_by_ranks") != MPI.COMM_WORLD.Get_size():
             failures.append(f"{label}: not written rank by rank")
+        want_links = "NCCL" if extra.get("links") == "nccl" else "CUDA IPC"
+        if not r.metadata.get("links", "").startswith(want_links):
+            failures.append(f"{label}: the panels moved by {r.metadata.get('links')}, not {want_links}")
         on_gpu = hasattr(r.dist, "__cuda_array_interface__")
         if "output" in extra and (r.metadata.get("result") != "GPU 0 of rank 0" or not on_gpu):
             failures.append(f"{label}: the result is not on rank 0's GPU ({r.metadata.get('result')})")

@@ -173,16 +173,18 @@ def _inputs(job) -> tuple:
 
 def _rank_gpu(job) -> int | None:
     """Under --distributed with a GPU algorithm: the GPU this rank drives (its index among the
-    ranks of its node, as the mpi backend picks it), where its graph is generated; else None."""
+    ranks of its node, as the mpi backend picks it), where its graph is generated; else None.
+    As the launcher tells it where it does, so that MPI starts later, after CuPy's import has
+    begun beside it (:func:`_gpu_start`); else as MPI tells it."""
     if not job["distributed"]:
         return None
     from ..mpi import GPU_ALGORITHMS
+    from ..mpi.comm import launcher_local_rank, node_rank, world
 
     if job["algorithm"] not in GPU_ALGORITHMS:
         return None
-    from ..mpi.comm import node_rank, world
-
-    return node_rank(world())
+    local = launcher_local_rank()
+    return node_rank(world()) if local is None else local
 
 
 def _solves_on_gpu(job) -> bool:
@@ -209,21 +211,22 @@ def _weights(job):
 def start_named_gpus(args, environ=os.environ) -> None:
     """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
     (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports.
-    An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`)."""
+    An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`), unless
+    the launcher says that every rank runs on this node: their GPUs then copy panels through
+    CUDA IPC (:mod:`floydwarp.mpi.links`), and NCCL's start would only take the CPU the rank's
+    own start needs."""
     gpus, rank_gpu = named_gpus(args, environ)
     if gpus:
         from ..gpu import early
 
         early.begin(gpus)
     if rank_gpu is not None:
-        from ..multigpu import nccl
+        from ..mpi.comm import launched_on_one_node
 
-        nccl.begin(rank_gpu)
+        if not launched_on_one_node(environ):
+            from ..multigpu import nccl
 
-
-#: where MPI launchers tell a process its index among the ranks of its node (Open MPI,
-#: MPICH's and Intel MPI's Hydra, Slurm's srun)
-LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+            nccl.begin(rank_gpu)
 
 
 def named_gpus(args, environ=os.environ) -> tuple[tuple[int, ...], int | None]:
@@ -246,10 +249,10 @@ def named_gpus(args, environ=os.environ) -> tuple[tuple[int, ...], int | None]:
     rank_gpu = None
     if "--distributed" in named:
         from ..mpi import GPU_ALGORITHMS
+        from ..mpi.comm import launcher_local_rank
 
-        local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
-        if named.get("-a") in GPU_ALGORITHMS and local.isdigit():
-            rank_gpu = int(local)
+        if named.get("-a") in GPU_ALGORITHMS:
+            rank_gpu = launcher_local_rank(environ)
     if named.get("--gpus", "").isdigit():
         return tuple(range(int(named["--gpus"]))), rank_gpu
     if named.get("--backend") == "gpu":

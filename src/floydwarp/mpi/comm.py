@@ -14,7 +14,45 @@ import time
 ABORT_GRACE_S = 0.25
 
 
-def world():
+#: where MPI launchers tell a process its index among the ranks of its node (Open MPI,
+#: MPICH's and Intel MPI's Hydra, Slurm's srun)
+LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+
+
+def launcher_local_rank(environ=os.environ) -> int | None:
+    """This process's index among the ranks of its node as the MPI launcher tells it; None
+    where it does not."""
+    local = next((environ[v] for v in LOCAL_RANK_VARIABLES if v in environ), "")
+    return int(local) if local.isdigit() else None
+
+
+#: (ranks on this node, ranks in all) as MPI launchers tell them: Open MPI, MPICH's and Intel
+#: MPI's Hydra
+RANK_COUNT_VARIABLES = (("OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"), ("MPI_LOCALNRANKS", "PMI_SIZE"))
+
+
+def launched_on_one_node(environ=os.environ) -> bool:
+    """Whether the MPI launcher says that every rank of the job runs on this node (Slurm: a job
+    of one node).  False where it says nothing."""
+    if environ.get("SLURM_NNODES") == "1":
+        return True
+    return any(environ.get(local) is not None and environ.get(local) == environ.get(every)
+               for local, every in RANK_COUNT_VARIABLES)
+
+
+#: Open MPI's messaging for a job whose ranks all run on one node, where the user chose none:
+#: ob1 (over shared memory there).  By default MPI_Init started UCX, which took 0.24-0.27 s of
+#: each rank's start on 2 x H200 (Open MPI 4.1.6), against 0.04-0.06 s with ob1; nothing needs
+#: UCX on one node (bench/results/mpi-ipc-h200x2-s20/).
+ONE_NODE_MCA = {"OMPI_MCA_pml": "ob1"}
+
+
+def world(environ=os.environ):
+    """MPI's world communicator; MPI is started here (the first import of ``mpi4py.MPI``), with
+    :data:`ONE_NODE_MCA` where the launcher says every rank runs on this node."""
+    if "mpi4py.MPI" not in sys.modules and launched_on_one_node(environ):
+        for key, value in ONE_NODE_MCA.items():
+            environ.setdefault(key, value)
     from mpi4py import MPI
 
     return MPI.COMM_WORLD

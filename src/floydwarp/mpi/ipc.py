@@ -29,3 +29,29 @@ def opened(handle: bytes, shape, dtype):
         yield cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(ptr, max(nbytes, 1), None), 0))
     finally:
         runtime.ipcCloseMemHandle(ptr)
+
+
+def allocation_of(ptr: int) -> tuple[int, int]:
+    """``(base, size)`` of the device allocation that holds address ``ptr`` (CUDA IPC exports
+    whole allocations, and an array from CuPy's pool may lie anywhere inside one)."""
+    import ctypes
+
+    from ..errors import DeviceError
+
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    status = _driver().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr))
+    if status != 0:
+        raise DeviceError(f"cuMemGetAddressRange found no device allocation at {ptr:#x} (CUDA error {status})")
+    return base.value, size.value
+
+
+_DRIVER: list = []
+
+
+def _driver():
+    """The CUDA driver library (loaded by CuPy already: this only finds it)."""
+    import ctypes
+
+    if not _DRIVER:
+        _DRIVER.append(ctypes.CDLL("libcuda.so.1"))
+    return _DRIVER[0]

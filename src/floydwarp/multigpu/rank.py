@@ -2,8 +2,9 @@
 
 Written once for any control plane (:mod:`floydwarp.multigpu.control`) and any links: the ``mpi``
 backend runs it under ``mpiexec`` (algorithms ``gpu-2d`` and ``gpu-rows``, in
-:mod:`floydwarp.mpi.gpu`; NCCL), the ``multigpu`` backend (:mod:`floydwarp.multigpu.engine`,
-``floydwarp solve --gpus N``) in a thread per GPU of the caller's process (peer-to-peer copies).
+:mod:`floydwarp.mpi.gpu`; CUDA IPC copies on one node, NCCL across nodes), the ``multigpu``
+backend (:mod:`floydwarp.multigpu.engine`, ``floydwarp solve --gpus N``) in a thread per GPU of
+the caller's process (peer-to-peer copies).
 
 Distribution (:class:`floydwarp.multigpu.partition.BlockPartition`): panels of ``width``,
 contiguous 2D blocks on a Pr x Pc process grid, each process's block one device matrix.
@@ -12,21 +13,23 @@ A round r of the blocked schedule (floydwarp.schedule; :class:`Gpu2D` is the eng
 panel K = panel r, owned by process row pr and process column pc):
 
 1. the owner of the pivot block closes it (``tiles.close_block``) and broadcasts it
-   along its process row and column (NCCL);
+   along its process row and column (the links);
 2. process row pr updates its slice of the row panel R = min(R, P (x) R), process
    column pc its slice of the column panel C = min(C, C (x) P) (``panel.minplus``);
 3. R goes down every process column and C (already in ``panel.to_words`` form) along
-   every process row (NCCL broadcasts);
+   every process row (the links' broadcasts);
 4. every process: L = min(L, C (x) R) over its whole block, the pivot panels excepted.
 
 Lookahead (the schedule's): phase 3 of round r first updates the local parts of panel
-r + 1, then steps 1-3 of round r + 1 start on a second, high-priority stream (NCCL
-included) while the rest of round r's phase 3 runs; round r + 1's phase 3 waits for them.
+r + 1, then steps 1-3 of round r + 1 start on a second, high-priority stream (the
+broadcasts included) while the rest of round r's phase 3 runs; round r + 1's phase 3 waits
+for them.
 
-MPI (when used) carries only host data: NCCL unique ids, flags and the gathered result.
+MPI (when used) carries only host data: NCCL unique ids or IPC handles, flags and the
+gathered result.
 ``gpu-rows`` is seed 002's 1D decomposition in its MPI + GPU form: the same engine on
 a P x 1 grid with 64-wide panels, so each round broadcasts one 64-row panel of
-distances from its owner (NCCL) and every GPU updates its rows.
+distances from its owner and every GPU updates its rows.
 """
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ from .control import Control
 from .partition import UNIT, BlockPartition, choose_grid, split_units, union_skip
 from .timeline import COLUMNS as TIMELINE_COLUMNS, Timeline, summarize
 
-#: default panel width: wide enough that a round's NCCL traffic and pivot work are
+#: default panel width: wide enough that a round's broadcasts and pivot work are
 #: small against its phase 3, narrow enough that the pivot closure stays short
 DEFAULT_WIDTH = 512
 #: ``gpu-rows``: seed 002 broadcasts row k; we broadcast one 64-row panel at a time
@@ -72,9 +75,9 @@ def _highest_priority(cp):
 
 class Gpu2D:
     """One process's share of the panel schedule (an engine of floydwarp.schedule): its
-    block ``L`` on its GPU, the panel buffers (two sets, for lookahead) and its NCCL
-    communicators.  Phases 1-2 and the broadcasts run on a high-priority side stream,
-    phase 3 on the main stream."""
+    block ``L`` on its GPU, the panel buffers (two sets, for lookahead) and its
+    communicators (NCCL's, or those of peer or IPC copies).  Phases 1-2 and the broadcasts
+    run on a high-priority side stream, phase 3 on the main stream."""
 
     def __init__(self, part: BlockPartition, grid: ProcessGrid, local, plan, comms, reserve_sms: int = 0, *,
                  xp=None, ops=None, close=None, broadcast=None, rest_bands: int = 1, timeline=None):
@@ -250,7 +253,7 @@ class Gpu2D:
         return [(band, band) for band in row_bands(self.L.shape[0])]
 
     def comm_seconds(self) -> float:
-        """GPU time inside NCCL broadcasts (waiting for the peers included)."""
+        """GPU time inside the broadcasts (waiting for the peers included)."""
         get = self.cp.cuda.get_elapsed_time
         return sum(get(a, b) for a, b in self.comm_events) / 1000.0
 
@@ -319,8 +322,8 @@ def run_rank(control: Control, plan, source, device_id: int, *, width: int, grid
     ``on_rounds(part, grid, engine)``, if given, is called as the rounds begin; what it
     returns is the rounds' ``deliver`` (``schedule.run``: the block's rows as the last round
     finishes them), or None.  ``links`` moves the panels: :mod:`~floydwarp.multigpu.nccl`
-    (processes, any host), or a :class:`~floydwarp.multigpu.peers.PeerLinks` (threads of one
-    process)."""
+    (processes, any host), an :class:`~floydwarp.mpi.links.IpcLinks` (processes of one node), or
+    a :class:`~floydwarp.multigpu.peers.PeerLinks` (threads of one process)."""
     import cupy as cp
 
     timings = {}

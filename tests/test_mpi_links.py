@@ -1,0 +1,263 @@
+"""The mpi GPU algorithms' CUDA IPC links (floydwarp.mpi.links) on a stand-in CUDA runtime:
+threads for ranks, host buffers for GPU memory, and a log of what each stream waits for."""
+import ctypes
+import queue
+import random
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from floydwarp.errors import DeviceError, FloydwarpError
+from floydwarp.mpi import links as mpi_links
+from floydwarp.mpi.links import IpcGroup, IpcLinks, links_for
+
+
+class Runtime:
+    """CuPy's CUDA runtime as IpcGroup calls it, for ranks that are threads of one process.
+
+    An event remembers the broadcast in which it was last recorded (``now[rank]``, set by the
+    test before each call), and every wait notes which broadcast's record it found: a reused
+    event recorded again too early shows up as a wait that found a later broadcast's record.
+    Copies happen at once (ctypes.memmove), after a random pause that shakes the threads' order."""
+
+    def __init__(self, allocations):
+        self.allocations = allocations        # base address -> the numpy buffer there
+        self.now, self.latest, self.waits, self.copies, self.closed = {}, {}, [], [], []
+        self.lock, self.count = threading.Lock(), 0
+
+    def eventCreateWithFlags(self, flags):
+        assert flags == mpi_links.EVENT_FLAGS
+        with self.lock:
+            self.count += 1
+            return self.count
+
+    def ipcGetEventHandle(self, event):
+        return b"event %d" % event
+
+    def ipcOpenEventHandle(self, handle):
+        return int(handle.split()[1])
+
+    def eventRecord(self, event, stream):
+        time.sleep(random.random() * 1e-4)
+        self.latest[event] = self.now[stream]
+
+    def streamWaitEvent(self, stream, event, flags):
+        self.waits.append((stream, self.now[stream], event, self.latest.get(event)))
+
+    def memcpyAsync(self, dst, src, nbytes, kind, stream):
+        assert kind == mpi_links.COPY_DEFAULT
+        time.sleep(random.random() * 1e-4)
+        ctypes.memmove(dst, src, nbytes)
+        self.copies.append((stream, self.now[stream]))
+
+    def ipcGetMemHandle(self, base):
+        assert base in self.allocations, "only an allocation's base is exported"
+        return b"memory %d" % base
+
+    def ipcOpenMemHandle(self, handle):
+        return int(handle.split()[1])
+
+    def ipcCloseMemHandle(self, ptr):
+        self.closed.append(("memory", ptr))
+
+    def eventDestroy(self, event):
+        self.closed.append(("event", event))
+
+    def allocation_of(self, ptr):
+        for base, buffer in self.allocations.items():
+            if base <= ptr < base + buffer.nbytes:
+                return base, buffer.nbytes
+        raise AssertionError(f"no allocation holds {ptr:#x}")
+
+
+class Array:
+    """A device array as IpcLinks.bcast sees it: a contiguous view into a rank's allocation."""
+
+    def __init__(self, view):
+        self.view = view
+        self.size, self.nbytes = view.size, view.nbytes
+        self.data = SimpleNamespace(ptr=view.ctypes.data)
+        self.flags = SimpleNamespace(c_contiguous=view.flags.c_contiguous)
+
+
+class Mailboxes:
+    """A control plane with MPI's eager semantics, for ranks that are threads: ``bcast`` and
+    ``gather`` post and take messages between pairs of ranks, and return without waiting for
+    any other rank (a thread barrier would order the ranks more than MPI does)."""
+
+    def __init__(self, size):
+        self.size = size
+        self.boxes = {(a, b): queue.Queue() for a in range(size) for b in range(size)}
+
+    def of(self, rank):
+        boxes, size = self.boxes, self.size
+
+        class Control:
+            def bcast(self, obj, root=0):
+                if rank == root:
+                    for other in range(size):
+                        if other != root:
+                            boxes[root, other].put(obj)
+                    return obj
+                return boxes[root, rank].get(timeout=30)
+
+            def gather(self, obj, root=0):
+                if rank != root:
+                    boxes[rank, root].put(obj)
+                    return None
+                got = [obj if r == root else boxes[r, root].get(timeout=30) for r in range(size)]
+                time.sleep(random.random() * 3e-4)       # a root slow to go on, while the members do
+                return got
+
+        control = Control()
+        control.rank, control.size = rank, size
+        return control
+
+
+def in_ranks(main, size):
+    """``main(control)`` in a thread per rank over :class:`Mailboxes`; the results by rank."""
+    mail, results, errors = Mailboxes(size), [None] * size, []
+
+    def run(rank):
+        try:
+            results[rank] = main(mail.of(rank))
+        except BaseException as exc:  # noqa: BLE001 -- raised below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if errors:
+        raise errors[0]
+    return results
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_ipc_broadcasts_copy_the_roots_bytes_and_never_wait_on_a_reused_event_too_early(size):
+    """Many broadcasts from changing roots, each from a view at an offset inside a larger
+    allocation (as CuPy's pool places arrays): every member ends with the root's bytes; every
+    copy waited for the root's event of that broadcast, and the root for every member's."""
+    random.seed(size)
+    allocations = {}
+    for rank in range(size):
+        buffer = np.zeros(64, np.int32)
+        allocations[buffer.ctypes.data] = buffer
+    rt = Runtime(allocations)
+    buffers = list(allocations.values())
+    rounds = 60
+    roots = [random.randrange(size) for _ in range(rounds)]
+
+    def rank_main(control):
+        me, stream = control.rank, control.rank
+        group = IpcGroup(control, rt, allocation_of=rt.allocation_of)
+        got = []
+        for s, root in enumerate(roots):
+            rt.now[stream] = s
+            view = buffers[me][8 + s % 5:8 + s % 5 + 16]          # offsets change; the size does not
+            if me == root:
+                view[:] = np.arange(16) + 1000 * s
+            IpcLinks.bcast(group, Array(view), root, SimpleNamespace(ptr=stream))
+            got.append(view.copy())
+        opened = dict(group.opened)
+        group.close()
+        return got, opened
+
+    results = in_ranks(rank_main, size)
+    for me, (got, opened) in enumerate(results):
+        for s, values in enumerate(got):
+            np.testing.assert_array_equal(values, np.arange(16) + 1000 * s, err_msg=f"rank {me}, broadcast {s}")
+        assert set(opened.values()) <= set(allocations) - {buffers[me].ctypes.data}
+    # every wait found the record of its own broadcast, never a later one
+    assert rt.waits and all(found == s for _, s, _, found in rt.waits)
+    waits = {(stream, s) for stream, s, _, _ in rt.waits}
+    for s, root in enumerate(roots):
+        members = [r for r in range(size) if r != root]
+        assert sum(1 for stream, t, _, _ in rt.waits if (stream, t) == (root, s)) == len(members)
+        assert all((m, s) in waits and (m, s) in rt.copies for m in members)
+    # each rank destroyed its own events and those of each peer it opened
+    assert sum(kind == "event" for kind, _ in rt.closed) == size * (1 + mpi_links.DONE_EVENTS) * size
+
+
+def test_ipc_broadcast_refusals():
+    with pytest.raises(FloydwarpError, match="contiguous"):
+        IpcLinks.bcast(object(), SimpleNamespace(size=4, flags=SimpleNamespace(c_contiguous=False)), 0, None)
+    IpcLinks.bcast(None, SimpleNamespace(size=4), 0, None)                     # no group: nothing to do
+
+    class NoIpc(Runtime):
+        def ipcGetMemHandle(self, base):
+            raise RuntimeError("cudaErrorInvalidValue")
+
+    buffer = np.zeros(8, np.int32)
+    rt = NoIpc({buffer.ctypes.data: buffer})
+    rt.now[0] = 0
+
+    def alone(control):
+        group = IpcGroup(control, rt, allocation_of=rt.allocation_of)
+        group.broadcast(Array(buffer), 0, SimpleNamespace(ptr=0))
+
+    with pytest.raises(DeviceError, match="links='nccl'"):
+        in_ranks(alone, 1)
+
+
+class Comm:
+    """An MPI communicator as links_for uses it (Barrier only)."""
+
+    def __init__(self):
+        self.barriers = 0
+
+    def Barrier(self):
+        self.barriers += 1
+
+
+@pytest.mark.parametrize("asked, one_node, reach, chosen", [
+    (None, True, True, IpcLinks), ("auto", True, True, IpcLinks), ("auto", True, False, mpi_links.NcclLinks),
+    ("auto", False, True, mpi_links.NcclLinks), ("ipc", True, False, IpcLinks),
+    ("nccl", True, True, mpi_links.NcclLinks)])
+def test_links_are_chosen_by_where_the_ranks_run(monkeypatch, asked, one_node, reach, chosen):
+    monkeypatch.setattr(mpi_links.shared, "on_one_node", lambda comm: one_node)
+    monkeypatch.setattr(mpi_links, "reach_each_other", lambda comm, device: reach)
+    comm = Comm()
+    plan = SimpleNamespace(options={} if asked is None else {"links": asked})
+    with links_for(comm, plan, 0) as links:
+        assert type(links) is chosen
+    assert comm.barriers == 1                       # closed only once every rank is done with it
+
+
+@pytest.mark.parametrize("asked, message", [("ipc", "one node"), ("shm", "one of auto, ipc, nccl")])
+def test_links_refusals(monkeypatch, asked, message):
+    monkeypatch.setattr(mpi_links.shared, "on_one_node", lambda comm: False)
+    with pytest.raises(FloydwarpError, match=message), links_for(Comm(), SimpleNamespace(options={"links": asked}), 0):
+        pass
+
+
+def test_the_mpi_gpu_algorithms_declare_links():
+    import floydwarp as fw
+    from floydwarp import registry
+
+    for impl in registry.algorithms("mpi"):
+        assert ("links" in impl.options) == (impl.algorithm in ("gpu-2d", "gpu-rows"))
+    with pytest.raises(TypeError, match="links"):
+        fw.solve(fw.generate.erdos_renyi(5, 50, seed=1), backend="cpu", links="ipc")
+
+
+@pytest.mark.parametrize("environ, settings", [
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "2", "OMPI_COMM_WORLD_SIZE": "2"}, {"OMPI_MCA_pml": "ob1"}),
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "2", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_MCA_pml": "ucx"},
+     {"OMPI_MCA_pml": "ucx"}),                                                    # the user's choice stays
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "2", "OMPI_COMM_WORLD_SIZE": "4"}, {}),       # across nodes: MPI's defaults
+    ({}, {})])
+def test_mpi_starts_with_shared_memory_messaging_on_one_node(monkeypatch, environ, settings):
+    import sys
+
+    from floydwarp.mpi import comm
+
+    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    monkeypatch.setitem(sys.modules, "mpi4py", SimpleNamespace(MPI=SimpleNamespace(COMM_WORLD="world")))
+    environ = dict(environ)
+    assert comm.world(environ) == "world"
+    assert {k: v for k, v in environ.items() if k.startswith("OMPI_MCA")} == settings
