@@ -134,7 +134,7 @@ def test_vectorize_picks_the_vec_variant(fake_gpu):
     (["solve", "-g", "9"], ()), (["solve", "-g", "9", "--backend", "cpu"], ()), (["solve", "--gpus"], ()),
     (["generate", "9", "--backend", "gpu"], ()), ([], ())])
 def test_the_gpus_a_command_line_names(args, gpus):
-    from floydwarp.cli.solve import named_gpus
+    from floydwarp.launch import named_gpus
 
     assert named_gpus(args, environ={})[0] == gpus
 
@@ -147,7 +147,7 @@ def test_the_gpus_a_command_line_names(args, gpus):
     (["--distributed", "-a", "blocked-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ()),     # a CPU algorithm
     (["-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, ())])
 def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
-    from floydwarp.cli.solve import named_gpus
+    from floydwarp.launch import named_gpus
 
     assert named_gpus(["solve", "-g", "9", *args], environ=environ)[0] == gpus
 
@@ -160,7 +160,7 @@ def test_an_mpi_rank_names_its_nodes_gpu(args, environ, gpus):
     (["--backend", "gpu"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, None)])
 def test_an_mpi_gpu_run_is_told_from_its_command_line(args, environ, gpu):
     """Its rank starts NCCL early (multigpu.nccl.begin); nothing else does."""
-    from floydwarp.cli.solve import named_gpus
+    from floydwarp.launch import named_gpus
 
     assert named_gpus(["solve", "-g", "9", *args], environ=environ)[1] == gpu
     assert named_gpus(["generate", "9", *args], environ=environ)[1] is None
@@ -173,17 +173,16 @@ def test_an_mpi_gpu_run_is_told_from_its_command_line(args, environ, gpu):
     ({"SLURM_NNODES": "1"}, True), ({"SLURM_NNODES": "3"}, False), ({}, False)])
 def test_a_rank_starts_nccl_early_only_where_ranks_may_span_nodes(monkeypatch, environ, one_node):
     """On one node the ranks' GPUs copy through CUDA IPC (mpi/links.py): no NCCL to start."""
-    from floydwarp.cli import solve as cli_solve
-    from floydwarp.gpu import early
+    from floydwarp import launch
     from floydwarp.mpi.comm import launched_on_one_node
     from floydwarp.multigpu import nccl
 
     assert launched_on_one_node(environ) == one_node
     begun = []
-    monkeypatch.setattr(early, "begin", lambda gpus: None)
+    monkeypatch.setattr(launch, "begin", lambda gpus: None)
     monkeypatch.setattr(nccl, "begin", begun.append)
-    cli_solve.start_named_gpus(["solve", "-g", "9", "--distributed", "-a", "gpu-2d"],
-                               dict(environ, OMPI_COMM_WORLD_LOCAL_RANK="1"))
+    launch.start_named_gpus(["solve", "-g", "9", "--distributed", "-a", "gpu-2d"],
+                            dict(environ, OMPI_COMM_WORLD_LOCAL_RANK="1"))
     assert begun == ([] if one_node else [1])
 
 
@@ -200,9 +199,9 @@ def test_a_rank_takes_its_gpu_from_the_launcher_before_mpi_starts(monkeypatch):
 
 
 def test_starting_the_driver_early_without_one_is_harmless():
-    from floydwarp.gpu import early
+    from floydwarp import launch
 
-    early.begin((0, 1)).join(timeout=30)            # no libcuda here, or no GPU: the thread just ends
+    launch.begin((0, 1)).join(timeout=30)            # no libcuda here, or no GPU: the thread just ends
 
 
 def test_a_summary_leaves_the_result_where_it_was_computed(monkeypatch, tmp_path):

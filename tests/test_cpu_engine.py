@@ -228,7 +228,7 @@ def test_loop_check_only_where_a_loop_can_form(monkeypatch, dtype, weights, look
     cycle weighs zero, so solve() skips the O(n^2) loop check of the predecessors."""
     import importlib
 
-    solve_module = importlib.import_module("floydwarp.solve")   # (the package's `solve` is the function)
+    solve_module = importlib.import_module("floydwarp.solver")   # (the package's `solve` is the function)
     calls = []
     monkeypatch.setattr(solve_module, "has_loops", lambda pred: calls.append(1) or False)
     rng = np.random.default_rng(3)

@@ -228,7 +228,7 @@ def test_predecessor_method_option():
 def test_witness_phase_is_timed_and_solve_skips_the_loop_check(monkeypatch):
     import sys
 
-    solve_mod = sys.modules["floydwarp.solve"]
+    solve_mod = sys.modules["floydwarp.solver"]
 
     def no_loop_check(out):
         raise AssertionError("witness predecessors cannot loop: no check expected")

@@ -173,14 +173,14 @@ LAYERS = {
     "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.steps",
                  "batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu"),
                 {"base", "engines"}),
-    "front": (("", "__main__", "solve", "scipy_compat", "nx_backend", "cli", "generate", "batch"),
+    "front": (("", "__main__", "solver", "scipy_compat", "nx_backend", "cli", "generate", "batch"),
               {"base", "front", "bench"}),
     # the benchmarks measure the engines themselves (ceilings, panel products, kernels)
     "bench": (("bench",), {"base", "engines", "front", "bench"}),
 }
 #: imports across the layers by design, and why
 CROSSINGS = {
-    ("floydwarp.batch.gpu", "floydwarp.solve"): "a batch's graphs over 128 vertices go through solve()",
+    ("floydwarp.batch.gpu", "floydwarp.solver"): "a batch's graphs over 128 vertices go through solve()",
     ("floydwarp.batch.graphs", "floydwarp.batch.kernels"): "PyG edges are read by one Numba pass (pyg_edges), "
                                                           "which lives with the batch CPU engine's kernels",
     ("floydwarp.batch.dense", "floydwarp.batch.kernels"): "the weights' scan of dense matrices reads them with the "
@@ -191,11 +191,13 @@ CROSSINGS = {
         "floyd_warshall on at most 64 vertices runs SciPy's loop in one Numba call, by measurement",
     ("floydwarp.cli.solve", "floydwarp.mpi.comm"): "under mpiexec only rank 0 prints",
     ("floydwarp.cli.solve", "floydwarp.mpi"): "a rank of an mpi GPU algorithm draws its graph on its own GPU",
-    ("floydwarp.cli.solve", "floydwarp.multigpu.nccl"): "a rank of an mpi GPU algorithm starts NCCL while its "
-                                                       "options are parsed and CuPy imports",
-    **{("floydwarp.cli.solve", f"floydwarp.gpu.{m}"): "the CLI starts the GPU (CuPy, its context, the generator's "
-       "kernels) while it reads or draws the graph, and asks whether the GPU can draw it"
-       for m in ("warm", "generate", "device", "early")},
+    ("floydwarp.launch", "floydwarp.mpi"): "the command's entry point reads which GPU an MPI rank drives",
+    ("floydwarp.launch", "floydwarp.mpi.comm"): "... and whether the launcher put every rank on one node",
+    ("floydwarp.launch", "floydwarp.multigpu.nccl"): "a rank of an mpi GPU algorithm on several nodes starts NCCL "
+                                                    "while its options are parsed and CuPy imports",
+    **{("floydwarp.cli.solve", f"floydwarp.gpu.{m}"): "the CLI starts the GPU (CuPy, the generator's kernels) "
+       "while it reads or draws the graph, and asks whether the GPU can draw it"
+       for m in ("warm", "generate", "device")},
     ("floydwarp.generate", "floydwarp.gpu.generate"): "erdos_renyi(device=True) draws the graph on the GPU",
     ("floydwarp.nx_backend.dispatch", "floydwarp.cpu.storage"): "the memory a NetworkX call may take",
     **{("floydwarp.learn.graphormer", f"floydwarp.{m}"): "Graphormer's drop-ins run the batch engines' kernels "
@@ -243,11 +245,11 @@ def test_the_checks_see_what_they_must():
     assert _scan("floydwarp.dynamic", code)[1] == ["floydwarp.dynamic reads g._dense",
                                                    "floydwarp.dynamic reads getattr(g, '_csr')"]
     assert _layer_breaches({"floydwarp.numeric": {"floydwarp.gpu.checks", "floydwarp.errors"},
-                            "floydwarp.mpi.output": {"floydwarp.io"}, "floydwarp.cpu.engine": {"floydwarp.solve"},
-                            "floydwarp.solve": {"floydwarp.cpu.engine"}}) == [
-        "floydwarp.cpu.engine (engines) imports floydwarp.solve (front)",
+                            "floydwarp.mpi.output": {"floydwarp.io"}, "floydwarp.cpu.engine": {"floydwarp.solver"},
+                            "floydwarp.solver": {"floydwarp.cpu.engine"}}) == [
+        "floydwarp.cpu.engine (engines) imports floydwarp.solver (front)",
         "floydwarp.numeric (base) imports floydwarp.gpu.checks (engines)",
-        "floydwarp.solve (front) imports floydwarp.cpu.engine (engines)"]
+        "floydwarp.solver (front) imports floydwarp.cpu.engine (engines)"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
@@ -260,6 +262,14 @@ def _imported_after(code: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys; print(' '.join(sys.modules))"],
                          capture_output=True, text=True, check=True).stdout
     return set(out.split())
+
+
+def test_the_command_starts_its_gpus_before_importing_anything():
+    """``floydwarp.launch`` (the script's entry point) imports neither NumPy nor the rest of
+    floydwarp before it has started the GPUs' contexts: ``import floydwarp`` is lazy."""
+    held = _imported_after("import floydwarp.launch")
+    assert not {m for m in held if m.startswith(("numpy", "click"))}
+    assert {m for m in held if m.startswith("floydwarp")} == {"floydwarp", "floydwarp.launch"}
 
 
 def test_start_up_imports_only_what_the_call_needs():

@@ -314,7 +314,7 @@ def test_unweighted_graphs_run_breadth_first_and_give_networkx_answers(kind, mon
     solver's ``algorithm="auto"`` takes all-pairs BFS, and every answer is NetworkX's."""
     import sys
 
-    solve_module = sys.modules["floydwarp.solve"]          # the package's ``solve`` is the function
+    solve_module = sys.modules["floydwarp.solver"]          # the package's ``solve`` is the function
     used = []
     real = solve_module.solve
 

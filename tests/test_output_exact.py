@@ -118,7 +118,7 @@ def check_networkx(r, folder, case, dtype):
     G.add_weighted_edges_from(edges)
     solve = functools.partial(fw.solve, dtype=dtype)
     with pytest.MonkeyPatch.context() as mp:     # the adapter takes no dtype: make its solve() use this one
-        mp.setattr(sys.modules["floydwarp.solve"], "solve", solve)
+        mp.setattr(sys.modules["floydwarp.solver"], "solve", solve)
         arr = nx_backend.floyd_warshall_numpy(G)
         dist = nx_backend.floyd_warshall(G)
     plain = plain_distances(n, edges)

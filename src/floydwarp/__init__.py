@@ -5,35 +5,42 @@
 >>> r.n, r.has_negative_cycle
 (100, False)
 """
-from . import generate
-from .errors import BackendUnavailableError, DtypeError, FloydwarpError, InexactWarning, NoPathError
-from .graph import Graph
-from .numeric import DTYPES, inf_of
-from .predecessors import NO_PREDECESSOR
-from .result import Result
-from .solve import solve
-
 __version__ = "0.1.0"
 
-
-#: Names imported when first asked for: SciPy's adapter and its exception import SciPy, and
-#: the batch API (15 ms of every process's start) is not needed to solve one graph.
-_LAZY = {"NegativeCycleError": "errors", "floyd_warshall": "scipy_compat",
-         "BatchResult": "batch", "GraphBatch": "batch", "solve_batch": "batch"}
+#: every public name -> (its module, the name there; None: the module itself).  Nothing is
+#: imported until a name is first asked for (PEP 562): ``floydwarp.launch`` then starts the
+#: GPUs a command line names before NumPy is imported (0.16 s of a one-GPU ``floydwarp solve``
+#: process), and ``import floydwarp.io`` or ``floydwarp.cli`` pays only for what it uses.
+_PUBLIC = {
+    "generate": ("generate", None),
+    **{name: ("errors", name) for name in ("BackendUnavailableError", "DtypeError", "FloydwarpError",
+                                          "InexactWarning", "NegativeCycleError", "NoPathError")},
+    "Graph": ("graph", "Graph"),
+    "DTYPES": ("numeric", "DTYPES"), "inf_of": ("numeric", "inf_of"),
+    "NO_PREDECESSOR": ("predecessors", "NO_PREDECESSOR"),
+    "Result": ("result", "Result"),
+    "solve": ("solver", "solve"),
+    "floyd_warshall": ("scipy_compat", "floyd_warshall"),
+    **{name: ("batch", name) for name in ("BatchResult", "GraphBatch", "solve_batch")},
+}
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+    try:
+        module, attribute = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    import importlib
 
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value        # later lookups find it without this call (1.4 us each)
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = importlib.import_module(f".{module}", __name__)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value        # later lookups find it without this call (1.4 us each)
+    return value
 
-__all__ = [
-    "BatchResult", "GraphBatch", "solve_batch",
-    "BackendUnavailableError", "DTYPES", "DtypeError", "FloydwarpError", "Graph", "InexactWarning", "NO_PREDECESSOR",
-    "NegativeCycleError", "NoPathError", "Result", "floyd_warshall", "generate", "inf_of", "solve",
-    "__version__",
-]
+
+def __dir__():
+    return sorted({*globals(), *_PUBLIC})
+
+
+__all__ = [*_PUBLIC, "__version__"]

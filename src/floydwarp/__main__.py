@@ -1,5 +1,5 @@
 """``python -m floydwarp``: the command line."""
-from floydwarp.cli import main
+from floydwarp.launch import main
 
 if __name__ == "__main__":
     main()

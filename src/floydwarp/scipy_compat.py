@@ -21,7 +21,7 @@ from .graph import Graph
 from .graph.edge_arrays import numba_passes, numba_readable
 from .options import refused
 from .predecessors import NO_PREDECESSOR
-from .solve import solve
+from .solver import solve
 
 #: SciPy reads dense entries within this of 0 as "no edge" (np.ma.masked_values' atol)
 _SCIPY_NULL_ATOL = 1e-8

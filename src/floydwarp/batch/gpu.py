@@ -106,7 +106,7 @@ def _empty_and_large(batch, plan, host_sizes, dist, pred, negative, sw):
     the ``last_pivot`` option, which solve() does not know, left as padding for the caller)."""
     import cupy as cp
 
-    from ..solve import solve
+    from ..solver import solve
 
     last_pivot = bool(plan.options.get("last_pivot"))
     empty = np.flatnonzero((host_sizes == 0) | (last_pivot & (host_sizes > SMALL_MAX)))

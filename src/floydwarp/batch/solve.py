@@ -152,7 +152,7 @@ def _redo_negative(batch, plan, out) -> dict:
     """Graphs whose diagonal went negative are redone one by one by :func:`floydwarp.solve`,
     which owns the rules for negative cycles (float64 reruns, the cycles' reach); returns
     ``{graph: NegativeCycles}``."""
-    from ..solve import solve
+    from ..solver import solve
 
     flagged = np.flatnonzero(to_host(out.negative))
     cycles = {}

@@ -30,12 +30,12 @@ for _name in COMMANDS:
 
 
 def main(argv=None):
-    """Entry point of the ``floydwarp`` script (and ``python -m floydwarp``)."""
+    """The command line (``argv``: its words, default ``sys.argv[1:]``); the ``floydwarp`` script
+    and ``python -m floydwarp`` run it through :func:`floydwarp.launch.main`, which starts the
+    GPUs it names first."""
     from .app import PROG, app
-    from .solve import start_named_gpus
 
     args = sys.argv[1:] if argv is None else list(argv)
-    start_named_gpus(args)
     try:
         return app.main(args=argv, prog_name=PROG)
     except SystemExit as end:

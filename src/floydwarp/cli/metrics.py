@@ -31,7 +31,7 @@ MAX_LISTED = 10
 def metrics(input, result_file, dtype, backend, top, undirected, as_json):
     """Distance metrics of a graph from one all-pairs solve, reduced where the distances live."""
     from ..io import read_graph, read_result
-    from ..solve import solve
+    from ..solver import solve
 
     t0 = time.perf_counter()
     if result_file:

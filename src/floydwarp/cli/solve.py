@@ -208,58 +208,6 @@ def _weights(job):
     return parse_weights(job["weights"])
 
 
-def start_named_gpus(args, environ=os.environ) -> None:
-    """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
-    (gpu/early.py), before Click parses it: they are made while Click parses and CuPy imports.
-    An MPI rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`), unless
-    the launcher says that every rank runs on this node: their GPUs then copy panels through
-    CUDA IPC (:mod:`floydwarp.mpi.links`), and NCCL's start would only take the CPU the rank's
-    own start needs."""
-    gpus, rank_gpu = named_gpus(args, environ)
-    if gpus:
-        from ..gpu import early
-
-        early.begin(gpus)
-    if rank_gpu is not None:
-        from ..mpi.comm import launched_on_one_node
-
-        if not launched_on_one_node(environ):
-            from ..multigpu import nccl
-
-            nccl.begin(rank_gpu)
-
-
-def named_gpus(args, environ=os.environ) -> tuple[tuple[int, ...], int | None]:
-    """``(gpus, rank_gpu)`` of a ``solve`` command line, read once before Click parses it.
-
-    ``rank_gpu``: this MPI rank's GPU where the line runs an mpi GPU algorithm
-    (``--distributed -a gpu-2d`` or ``gpu-rows``) and the launcher says which -- the rank's index
-    among those of its node, the mpi backend's choice (:func:`floydwarp.mpi.gpu.device_for_rank`);
-    else None.  ``gpus``: ``--gpus N``: GPUs 0 .. N - 1; ``--backend gpu``: GPU 0; else the rank's
-    GPU, if any.  Another command names none.  A command line that Click then refuses has cost
-    a context, nothing more."""
-    args = [str(a) for a in args]
-    if not args or args[0] != "solve":
-        return (), None
-    named = {}          # each option by name (--algorithm as -a), with the word after it or after its =
-    for i, arg in enumerate(args):
-        name, equals, value = arg.partition("=")
-        named.setdefault("-a" if name == "--algorithm" else name, value if equals else
-                         args[i + 1] if i + 1 < len(args) else "")
-    rank_gpu = None
-    if "--distributed" in named:
-        from ..mpi import GPU_ALGORITHMS
-        from ..mpi.comm import launcher_local_rank
-
-        if named.get("-a") in GPU_ALGORITHMS:
-            rank_gpu = launcher_local_rank(environ)
-    if named.get("--gpus", "").isdigit():
-        return tuple(range(int(named["--gpus"]))), rank_gpu
-    if named.get("--backend") == "gpu":
-        return (0,), rank_gpu
-    return (() if rank_gpu is None else (rank_gpu,)), rank_gpu
-
-
 def _gpu_start(job):
     """The GPU's start (CuPy, the CUDA context, the generator's kernels) in a thread of its
     own, for a run that names the GPU: it goes on while the graph is read or generated."""

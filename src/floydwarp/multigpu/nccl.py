@@ -96,7 +96,7 @@ def begin(ordinal: int) -> threading.Thread:
     process shares.  That was 0.55-0.6 s of the first of an MPI rank's communicators, against
     0.03-0.07 s for its second ("kernels 0.27-0.41, alloc 0.07-0.12" in NCCL's init timings on
     four H200s), paid while the GPUs waited.  Begun before the command line is parsed
-    (:func:`floydwarp.cli.solve.start_named_gpus`), it runs while the interpreter imports CuPy:
+    (:func:`floydwarp.launch.start_named_gpus`), it runs while the interpreter imports CuPy:
     ctypes releases the GIL.  Nothing here fails: without NCCL (or a GPU) the thread ends, and
     :class:`GridComms` meets the problem with its own message."""
     thread = threading.Thread(target=_one_gpu_communicator, args=(ordinal,), name="floydwarp-nccl-start",

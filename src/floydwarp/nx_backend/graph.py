@@ -73,7 +73,7 @@ def solve_edges(edges, *, predecessors=False, labels=False):
     object copies it to the host itself."""
     from .. import numeric
     from ..errors import DeviceError, FloydwarpError
-    from ..solve import solve
+    from ..solver import solve
 
     try:
         with stages.stage("convert"):

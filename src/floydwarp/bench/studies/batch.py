@@ -291,7 +291,7 @@ def _graphormer_loop(algos):
 
 def _floydwarp_loop(edge_index, ptr, count):
     from ...graph import Graph
-    from ...solve import solve
+    from ...solver import solve
 
     out = []
     for g in range(count):
