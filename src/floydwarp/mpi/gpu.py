@@ -91,8 +91,8 @@ class Run:
     def into_file(self, plan, target) -> EngineOutput:
         """Every rank writes its rows into ``output_file`` (:func:`floydwarp.mpi.output.finish_in_file`)."""
         comm = self.comm
-        meta = {"processes": comm.Get_size(), "grid": list(choose_grid(comm.Get_size(), self.grid_shape)),
-                "panel_width": self.width, "links": self.links.name}
+        meta = self.described({"processes": comm.Get_size(), "panel_width": self.width,
+                               "grid": list(choose_grid(comm.Get_size(), self.grid_shape))}, plan)
 
         def compute(p):
             with mpi_util.abort_on_error(comm):
