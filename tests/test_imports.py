@@ -272,6 +272,14 @@ def test_the_command_starts_its_gpus_before_importing_anything():
     assert {m for m in held if m.startswith("floydwarp")} == {"floydwarp", "floydwarp.launch"}
 
 
+def test_the_package_loads_its_names_and_modules_when_first_used():
+    """``fw.solve`` is the function even when the module that defines it was imported first (a
+    submodule called ``solve`` would have replaced it); ``fw.io`` needs no import of its own."""
+    held = _imported_after("import floydwarp.solver, floydwarp as fw; assert callable(fw.solve); "
+                           "assert fw.io.read_graph and fw.generate.erdos_renyi; assert not hasattr(fw, 'nothing')")
+    assert "floydwarp.io" in held
+
+
 def test_start_up_imports_only_what_the_call_needs():
     """``import floydwarp`` imports neither SciPy, Numba nor Click (Numba's start-up imports
     SciPy's BLAS wrappers itself when a kernel first runs), ``import floydwarp.cli`` neither

@@ -26,12 +26,13 @@ _PUBLIC = {
 
 
 def __getattr__(name):
-    try:
-        module, attribute = _PUBLIC[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    """A public name, or a subpackage or module (``fw.io``, ``fw.registry``), imported on first use."""
     import importlib
+    import importlib.util
 
+    module, attribute = _PUBLIC.get(name, (name, None))
+    if attribute is None and importlib.util.find_spec(f"{__name__}.{module}") is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = importlib.import_module(f".{module}", __name__)
     if attribute is not None:
         value = getattr(value, attribute)
