@@ -91,9 +91,10 @@ class Mailboxes:
     def __init__(self, size):
         self.size = size
         self.boxes = {(a, b): queue.Queue() for a in range(size) for b in range(size)}
+        self.meeting = threading.Barrier(size, timeout=30)
 
     def of(self, rank):
-        boxes, size = self.boxes, self.size
+        boxes, size, meeting = self.boxes, self.size, self.meeting
 
         class Control:
             def bcast(self, obj, root=0):
@@ -111,6 +112,9 @@ class Mailboxes:
                 got = [obj if r == root else boxes[r, root].get(timeout=30) for r in range(size)]
                 time.sleep(random.random() * 3e-4)       # a root slow to go on, while the members do
                 return got
+
+            def barrier(self):
+                meeting.wait()
 
         control = Control()
         control.rank, control.size = rank, size
@@ -141,7 +145,9 @@ def in_ranks(main, size):
 def test_ipc_broadcasts_copy_the_roots_bytes_and_never_wait_on_a_reused_event_too_early(size):
     """Many broadcasts from changing roots, each from a view at an offset inside a larger
     allocation (as CuPy's pool places arrays): every member ends with the root's bytes; every
-    copy waited for the root's event of that broadcast, and the root for every member's."""
+    copy waited for the root's event of that broadcast, and the root for every member's.  Without
+    the barrier that ends a broadcast, a member records its event again before a slow root has
+    waited on it, and this fails for 3 and 4 ranks."""
     random.seed(size)
     allocations = {}
     for rank in range(size):
@@ -180,7 +186,7 @@ def test_ipc_broadcasts_copy_the_roots_bytes_and_never_wait_on_a_reused_event_to
         assert sum(1 for stream, t, _, _ in rt.waits if (stream, t) == (root, s)) == len(members)
         assert all((m, s) in waits and (m, s) in rt.copies for m in members)
     # each rank destroyed its own events and those of each peer it opened
-    assert sum(kind == "event" for kind, _ in rt.closed) == size * (1 + mpi_links.DONE_EVENTS) * size
+    assert sum(kind == "event" for kind, _ in rt.closed) == size * 2 * size
 
 
 def test_ipc_broadcast_refusals():

@@ -174,8 +174,8 @@ def _inputs(job) -> tuple:
 def _rank_gpu(job) -> int | None:
     """Under --distributed with a GPU algorithm: the GPU this rank drives (its index among the
     ranks of its node, as the mpi backend picks it), where its graph is generated; else None.
-    As the launcher tells it where it does, so that MPI starts later, after CuPy's import has
-    begun beside it (:func:`_gpu_start`); else as MPI tells it."""
+    Read from the launcher where it says, so that MPI starts later, once CuPy's import has
+    begun (:func:`_gpu_start`); else asked of MPI."""
     if not job["distributed"]:
         return None
     from ..mpi import GPU_ALGORITHMS

@@ -41,9 +41,9 @@ def launched_on_one_node(environ=os.environ) -> bool:
 
 
 #: Open MPI's messaging for a job whose ranks all run on one node, where the user chose none:
-#: ob1 (over shared memory there).  By default MPI_Init started UCX, which took 0.24-0.27 s of
-#: each rank's start on 2 x H200 (Open MPI 4.1.6), against 0.04-0.06 s with ob1; nothing needs
-#: UCX on one node (bench/results/mpi-ipc-h200x2-s20/).
+#: ob1, which carries messages there through shared memory.  By default MPI_Init started UCX,
+#: which took 0.24-0.27 s of each rank's start on 2 x H200 (Open MPI 4.1.6), against 0.04-0.06 s
+#: with ob1 (bench/results/mpi-ipc-h200x2-s20/).
 ONE_NODE_MCA = {"OMPI_MCA_pml": "ob1"}
 
 

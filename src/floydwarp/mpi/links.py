@@ -9,25 +9,22 @@ copy engines, leaving every SM to phase 3, as :mod:`floydwarp.multigpu.peers` do
 threads.  The contract is that of :mod:`floydwarp.multigpu.nccl`: ``grid_comms``, ``bcast``
 and ``drop_comms``.  So ``Gpu2D`` runs unchanged on it.
 
-A broadcast in a group (a process row or column, an MPI communicator of its own) goes in four
+A broadcast in a group (a process row or column, an MPI communicator of its own) goes in five
 steps:
 
 1. The root records its *ready* event (an interprocess event) on its stream. Over MPI, as
    host data, it sends the IPC handle of the allocation that holds its array, the array's
    offset in it and its size.
 2. Each member's stream waits for that event. It then copies from the root's memory, which the
-   member opens once per allocation, and records one of its own *done* events.
+   member opens once per allocation, and records its own *done* event.
 3. The members tell the root, by an MPI gather, that their copies are queued.
 4. The root's stream waits for their done events. So the root's array is not written again
    while a copy reads it.
+5. A barrier ends the broadcast.
 
-Events are reused, and that is safe.
-- A root records its ready event again only after its gather of the broadcast before, so
-  every member has queued its wait on the earlier record.
-- A member records done event ``s % 2`` again at broadcast ``s + 2``.  The root of that
-  broadcast sent its message after its own gather of broadcast ``s + 1``, or after receiving
-  that broadcast from a root that had finished broadcast ``s``.  Either way, the root of
-  broadcast ``s`` had already queued its wait on the member's earlier record.
+Each rank records the same two events at every broadcast.  Without the barrier, a member
+could record its done event again, in a later broadcast, before a slow root had queued its wait
+on the earlier record: ranks that are neither that root nor the next ones never wait for it.
 """
 from __future__ import annotations
 
@@ -43,8 +40,6 @@ from . import comm as mpi_util, ipc, shared
 EVENT_FLAGS = 0x2 | 0x4
 #: cudaMemcpyDefault: the driver finds both devices from the addresses (unified addressing)
 COPY_DEFAULT = 4
-#: done events per member and group, used in turn (why two suffice: the module's docstring)
-DONE_EVENTS = 2
 #: the ``links`` option's values
 CHOICES = ("auto", "ipc", "nccl")
 OPTIONS = {"links": "how panels move between the ranks' GPUs: ipc (CUDA IPC copies; every rank on one node), "
@@ -59,14 +54,12 @@ class IpcGroup:
     def __init__(self, control, runtime, allocation_of=ipc.allocation_of):
         self.control, self.rt, self.allocation_of = control, runtime, allocation_of
         rt = runtime
-        self.ready = rt.eventCreateWithFlags(EVENT_FLAGS)
-        self.done = [rt.eventCreateWithFlags(EVENT_FLAGS) for _ in range(DONE_EVENTS)]
-        mine = (rt.ipcGetEventHandle(self.ready), [rt.ipcGetEventHandle(e) for e in self.done])
+        self.ready, self.done = rt.eventCreateWithFlags(EVENT_FLAGS), rt.eventCreateWithFlags(EVENT_FLAGS)
+        mine = (rt.ipcGetEventHandle(self.ready), rt.ipcGetEventHandle(self.done))
         every = control.bcast(control.gather(mine, root=0), root=0)
         others = [r for r in range(control.size) if r != control.rank]
         self.peer_ready = {r: rt.ipcOpenEventHandle(every[r][0]) for r in others}
-        self.peer_done = {r: [rt.ipcOpenEventHandle(h) for h in every[r][1]] for r in others}
-        self.sequence = 0
+        self.peer_done = {r: rt.ipcOpenEventHandle(every[r][1]) for r in others}
         #: base address of an allocation of this rank -> its IPC handle
         self.exported = {}
         #: IPC handle of a peer's allocation -> where it is mapped in this process
@@ -76,8 +69,6 @@ class IpcGroup:
         """``array`` of rank ``root`` copied into every other rank's ``array`` (contiguous device
         arrays of one size), in the order of each rank's ``stream``."""
         rt, control = self.rt, self.control
-        done = self.sequence % DONE_EVENTS
-        self.sequence += 1
         if control.rank == root:
             base, handle = self._export(array.data.ptr)
             rt.eventRecord(self.ready, stream.ptr)
@@ -88,11 +79,12 @@ class IpcGroup:
                 raise DeviceError(f"broadcast of {nbytes} bytes into a {array.nbytes}-byte buffer")
             rt.streamWaitEvent(stream.ptr, self.peer_ready[root], 0)
             rt.memcpyAsync(array.data.ptr, self._open(handle) + offset, nbytes, COPY_DEFAULT, stream.ptr)
-            rt.eventRecord(self.done[done], stream.ptr)
-        control.gather(None, root=root)
+            rt.eventRecord(self.done, stream.ptr)
+        control.gather(None, root=root)             # every copy is queued
         if control.rank == root:
-            for events in self.peer_done.values():
-                rt.streamWaitEvent(stream.ptr, events[done], 0)
+            for event in self.peer_done.values():
+                rt.streamWaitEvent(stream.ptr, event, 0)
+        control.barrier()                           # ... and waited for: the events may be recorded again
 
     def _export(self, ptr: int) -> tuple[int, bytes]:
         base, _ = self.allocation_of(ptr)
@@ -113,10 +105,9 @@ class IpcGroup:
         rt = self.rt
         for ptr in self.opened.values():
             rt.ipcCloseMemHandle(ptr)
-        for event in [*self.peer_ready.values(), *(e for done in self.peer_done.values() for e in done),
-                      self.ready, *self.done]:
+        for event in [*self.peer_ready.values(), *self.peer_done.values(), self.ready, self.done]:
             rt.eventDestroy(event)
-        self.opened, self.peer_ready, self.peer_done, self.done = {}, {}, {}, []
+        self.opened, self.peer_ready, self.peer_done = {}, {}, {}
 
 
 class IpcLinks:
