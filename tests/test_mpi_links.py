@@ -267,3 +267,61 @@ def test_mpi_starts_with_shared_memory_messaging_on_one_node(monkeypatch, enviro
     environ = dict(environ)
     assert comm.world(environ) == "world"
     assert {k: v for k, v in environ.items() if k.startswith("OMPI_MCA")} == settings
+
+
+class IpcOnMailboxes:
+    """The links of test_multigpu's simulated schedule through this protocol: each communicator an
+    :class:`IpcGroup` per member over :class:`Mailboxes`, every array an allocation of its own."""
+
+    class Plain(Runtime):
+        """The stand-in runtime without the log: any address is an allocation's base."""
+
+        def __init__(self):
+            super().__init__({})
+
+        def eventRecord(self, event, stream):
+            pass
+
+        def streamWaitEvent(self, stream, event, flags):
+            pass
+
+        def memcpyAsync(self, dst, src, nbytes, kind, stream):
+            ctypes.memmove(dst, src, nbytes)
+
+        def ipcGetMemHandle(self, base):
+            return b"memory %d" % base
+
+    runtime = Plain()
+
+    class group:
+        def __init__(self, size):
+            self.mail = Mailboxes(size)
+
+        def member(self, index):
+            return IpcGroup(self.mail.of(index), IpcOnMailboxes.runtime, allocation_of=lambda ptr: (ptr, 0))
+
+        def abort(self):
+            self.mail.meeting.abort()
+
+    @staticmethod
+    def broadcast(comm, array, root, stream):
+        IpcLinks.bcast(comm, Array(array), root, SimpleNamespace(ptr=0))
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (4, 1), (2, 2), (2, 4), (3, 2)])
+def test_the_whole_schedule_through_ipc_broadcasts_is_exact(shape):
+    """Gpu2D's rounds (test_multigpu's simulation: threads for ranks, NumPy for the kernels) with
+    every pivot and panel moved by this protocol, on the grids of 4, 6 and 8 GPUs."""
+    import floydwarp as fw
+    from conftest import random_weight_matrix
+    from test_multigpu import _simulate
+
+    from floydwarp import numeric
+
+    rng = np.random.default_rng(sum(shape))
+    for n, width in ((333, 64), (130, 128)):
+        w = random_weight_matrix(rng, n, density=0.05, low=1, high=20)
+        want = fw.solve(w, backend="reference", dtype="float64").to_dense()
+        got = _simulate(w, shape, width, True, links=IpcOnMailboxes).astype(np.float64)
+        got[got >= numeric.inf_of(np.int32)] = np.inf
+        np.testing.assert_array_equal(got, want)

@@ -112,6 +112,13 @@ class _Group:
         self.barrier = threading.Barrier(size, timeout=20)
         self.slot = None
 
+    def member(self, index):
+        """Member ``index``'s handle (what Gpu2D's broadcast is given)."""
+        return self, index
+
+    def abort(self):
+        self.barrier.abort()
+
     def bcast(self, index, array, root):
         if index == root:
             self.slot = array.copy()
@@ -122,10 +129,22 @@ class _Group:
         self.barrier.wait()
 
 
-def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, timelines=None):
+class _SlotLinks:
+    """The links of :func:`_simulate`: each communicator a slot its members' threads share."""
+
+    group = _Group
+
+    @staticmethod
+    def broadcast(comm, array, root, stream):
+        comm[0].bcast(comm[1], array, root)
+
+
+def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, timelines=None, links=_SlotLinks):
     """Run Gpu2D on every process of a Pr x Pc grid (threads, NumPy) and assemble the result;
     with a dict ``delivered``, what the last round hands over (rank -> ([(rows, their values
-    then)], the rank's final block))."""
+    then)], the rank's final block)).  ``links``: how the panels move (``group(size)`` makes a
+    communicator of ``size`` members, with ``member(index)`` and ``abort()``; ``broadcast`` is
+    Gpu2D's)."""
     import dataclasses
 
     from floydwarp.multigpu.rank import Gpu2D
@@ -138,8 +157,8 @@ def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, ti
     full[:n, :n] = np.where(np.isinf(weights), inf, weights).astype(np.int32)
     np.fill_diagonal(full[:n, :n], np.minimum(np.diagonal(full[:n, :n]), 0))
     plan = Plan(n=n, dtype=np.dtype(np.int32), inf=inf, clamp=False, backend="mpi", algorithm="gpu-2d")
-    rows = [_Group(shape[1]) for _ in range(shape[0])]
-    cols = [_Group(shape[0]) for _ in range(shape[1])]
+    rows = [links.group(shape[1]) if shape[1] > 1 else None for _ in range(shape[0])]
+    cols = [links.group(shape[0]) if shape[0] > 1 else None for _ in range(shape[1])]
     blocks, errors = {}, []
 
     def rank_main(rank):
@@ -148,11 +167,11 @@ def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, ti
             (r0, nr), (c0, nc) = part.row_extent(g.my_row), part.col_extent(g.my_col)
             local = full[r0:r0 + nr, c0:c0 + nc].copy()
             timeline = None if timelines is None else timelines.setdefault(rank, Timeline(FAKE_CUPY))
-            comms = SimpleNamespace(row=(rows[g.my_row], g.my_col) if shape[1] > 1 else None,
-                                    col=(cols[g.my_col], g.my_row) if shape[0] > 1 else None)
+            comms = SimpleNamespace(row=rows[g.my_row].member(g.my_col) if shape[1] > 1 else None,
+                                    col=cols[g.my_col].member(g.my_row) if shape[0] > 1 else None)
             engine = Gpu2D(part, g, local, dataclasses.replace(plan), comms, xp=FAKE_CUPY, ops=NumpyPanel,
-                           close=NumpyPanel.close_block, broadcast=lambda c, a, root, s: c[0].bcast(c[1], a, root),
-                           rest_bands=rest_bands, timeline=timeline)
+                           close=NumpyPanel.close_block, broadcast=links.broadcast, rest_bands=rest_bands,
+                           timeline=timeline)
             if timeline is not None:
                 timeline.start(engine.main)
             handed = []
@@ -164,7 +183,8 @@ def _simulate(weights, shape, width, lookahead, delivered=None, rest_bands=1, ti
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
             for grp in rows + cols:
-                grp.barrier.abort()
+                if grp is not None:
+                    grp.abort()
 
     threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(shape[0] * shape[1])]
     for t in threads:
