@@ -13,6 +13,7 @@ import pytest
 from floydwarp.errors import DeviceError, FloydwarpError
 from floydwarp.mpi import links as mpi_links
 from floydwarp.mpi.links import IpcGroup, IpcLinks, links_for
+from floydwarp.multigpu.threads import in_threads
 
 
 class Runtime:
@@ -123,22 +124,8 @@ class Mailboxes:
 
 def in_ranks(main, size):
     """``main(control)`` in a thread per rank over :class:`Mailboxes`; the results by rank."""
-    mail, results, errors = Mailboxes(size), [None] * size, []
-
-    def run(rank):
-        try:
-            results[rank] = main(mail.of(rank))
-        except BaseException as exc:  # noqa: BLE001 -- raised below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(size)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    if errors:
-        raise errors[0]
-    return results
+    mail = Mailboxes(size)
+    return in_threads(lambda thread: main(mail.of(thread.rank)), size, timeout=60, on_failure=mail.meeting.abort)
 
 
 @pytest.mark.parametrize("size", [2, 3, 4])
@@ -225,19 +212,18 @@ class Comm:
     ("auto", False, True, mpi_links.NcclLinks), ("ipc", True, False, IpcLinks),
     ("nccl", True, True, mpi_links.NcclLinks)])
 def test_links_are_chosen_by_where_the_ranks_run(monkeypatch, asked, one_node, reach, chosen):
-    monkeypatch.setattr(mpi_links.shared, "on_one_node", lambda comm: one_node)
     monkeypatch.setattr(mpi_links, "reach_each_other", lambda comm, device: reach)
     comm = Comm()
     plan = SimpleNamespace(options={} if asked is None else {"links": asked})
-    with links_for(comm, plan, 0) as links:
+    with links_for(comm, plan, 0, one_node) as links:
         assert type(links) is chosen
     assert comm.barriers == 1                       # closed only once every rank is done with it
 
 
 @pytest.mark.parametrize("asked, message", [("ipc", "one node"), ("shm", "one of auto, ipc, nccl")])
-def test_links_refusals(monkeypatch, asked, message):
-    monkeypatch.setattr(mpi_links.shared, "on_one_node", lambda comm: False)
-    with pytest.raises(FloydwarpError, match=message), links_for(Comm(), SimpleNamespace(options={"links": asked}), 0):
+def test_links_refusals(asked, message):
+    with pytest.raises(FloydwarpError, match=message), links_for(Comm(), SimpleNamespace(options={"links": asked}), 0,
+                                                                 False):
         pass
 
 

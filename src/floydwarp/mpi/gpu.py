@@ -51,11 +51,12 @@ def run_mpi_gpu(graph, plan, width, rows_grid=None):
         control = MpiControl(comm)
         device = device_for_rank(comm)
     target = output.choose_target(comm, plan)          # before any work: refused alike on every rank
-    with links_for(comm, plan, device) as links:
+    one_node = shared.on_one_node(comm)
+    with links_for(comm, plan, device, one_node) as links:
         run = Run(comm, control, graph, device, width, grid_shape, rows_grid, links)
         if target is not None:
             return run.into_file(plan, target)
-        if shared.on_one_node(comm):
+        if one_node:
             return run.on_this_node(plan)
         return run.gathered(plan)
 

@@ -4,6 +4,7 @@ NVLink (:class:`floydwarp.gpu.delivery.DeviceRows`), as the threads of ``--gpus 
 from __future__ import annotations
 
 import contextlib
+import functools
 
 
 def handle_of(matrix) -> bytes:
@@ -45,13 +46,9 @@ def allocation_of(ptr: int) -> tuple[int, int]:
     return base.value, size.value
 
 
-_DRIVER: list = []
-
-
+@functools.cache
 def _driver():
     """The CUDA driver library (loaded by CuPy already: this only finds it)."""
     import ctypes
 
-    if not _DRIVER:
-        _DRIVER.append(ctypes.CDLL("libcuda.so.1"))
-    return _DRIVER[0]
+    return ctypes.CDLL("libcuda.so.1")

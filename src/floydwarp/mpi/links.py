@@ -34,7 +34,7 @@ from ..errors import DeviceError, FloydwarpError
 from ..multigpu import nccl
 from ..multigpu.control import MpiControl
 from ..multigpu.peers import PeerComms
-from . import comm as mpi_util, ipc, shared
+from . import ipc
 
 #: cudaEventDisableTiming | cudaEventInterprocess
 EVENT_FLAGS = 0x2 | 0x4
@@ -165,24 +165,23 @@ class NcclLinks:
 
 
 def reach_each_other(comm, device: int) -> bool:
-    """Whether this rank's GPU and the GPUs of the node's other ranks (ordinals 0 .. ranks - 1)
-    can copy to each other directly, on every rank (collective)."""
+    """Whether this rank's GPU and the GPUs of the other ranks, every one on this node (ordinals
+    0 .. ranks - 1), can copy to each other directly, on every rank (collective)."""
     import cupy as cp
 
-    count = mpi_util.ranks_on_this_node(comm)
-    mine = all(cp.cuda.runtime.deviceCanAccessPeer(device, other) for other in range(count) if other != device)
+    others = (other for other in range(comm.Get_size()) if other != device)
+    mine = all(cp.cuda.runtime.deviceCanAccessPeer(device, other) for other in others)
     return bool(min(comm.allgather(mine)))
 
 
 @contextlib.contextmanager
-def links_for(comm, plan, device: int):
+def links_for(comm, plan, device: int, one_node: bool):
     """The links of a run (collective: every rank gets the same kind), closed after it:
     ``links=`` (:data:`CHOICES`) as the plan asks, ``auto`` being ``ipc`` where every rank runs on
-    one node and its GPUs reach each other, else ``nccl``."""
+    one node (``one_node``) and its GPUs reach each other, else ``nccl``."""
     choice = plan.options.get("links") or "auto"
     if choice not in CHOICES:
         raise FloydwarpError(f"links must be one of {', '.join(CHOICES)}, got {choice!r}")
-    one_node = shared.on_one_node(comm)
     if choice == "ipc" and not one_node:
         raise FloydwarpError("links='ipc' needs every MPI rank on one node; across nodes use links='nccl'")
     if choice == "auto":
