@@ -198,6 +198,35 @@ def test_a_rank_takes_its_gpu_from_the_launcher_before_mpi_starts(monkeypatch):
     assert _rank_gpu({"distributed": False, "algorithm": "gpu-2d"}) is None
 
 
+@pytest.mark.parametrize("gpus, shown, seen", [
+    ((0,), None, "0"), ((0, 1), None, "0,1"), ((0, 1, 2, 3), None, "0,1,2,3"),
+    ((0,), "3,1", "3"), ((0, 1), "GPU-a1,GPU-b2,GPU-c3", "GPU-a1,GPU-b2"),    # the first N entries, as written
+    ((0, 1, 2), "5,6", "5,6"),            # too few shown: left for the run to report
+    ((0,), "", ""),                        # none shown stays none
+    ((1,), None, None), ((0, 2), "4,5,6", "4,5,6")])   # not the first N: renumbering would move them
+def test_a_process_sees_only_the_gpus_its_command_names(gpus, shown, seen):
+    from floydwarp.launch import see_only
+
+    environ = {} if shown is None else {"CUDA_VISIBLE_DEVICES": shown}
+    see_only(gpus, environ)
+    assert environ.get("CUDA_VISIBLE_DEVICES") == seen
+
+
+@pytest.mark.parametrize("args, environ, seen", [
+    (["--backend", "gpu"], {}, "0"), (["--gpus", "2"], {"CUDA_VISIBLE_DEVICES": "2,3,0"}, "2,3"),
+    (["--backend", "cpu"], {}, None),
+    (["--distributed", "-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_LOCAL_SIZE": "2",
+                                         "OMPI_COMM_WORLD_SIZE": "2"}, None)])   # ranks open each other's memory
+def test_the_launcher_narrows_the_gpus_before_the_driver_starts(monkeypatch, args, environ, seen):
+    from floydwarp import launch
+
+    started = []
+    monkeypatch.setattr(launch, "begin", lambda gpus: started.append(environ.get("CUDA_VISIBLE_DEVICES")))
+    launch.start_named_gpus(["solve", "-g", "9", *args], environ)
+    assert environ.get("CUDA_VISIBLE_DEVICES") == seen
+    assert started == ([] if args[0] == "--backend" and args[1] == "cpu" else [seen])
+
+
 def test_starting_the_driver_early_without_one_is_harmless():
     from floydwarp import launch
 

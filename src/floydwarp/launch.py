@@ -1,8 +1,8 @@
 """The ``floydwarp`` command's entry point, and that of ``python -m floydwarp``.
 
 It starts the CUDA driver and the contexts of the GPUs that a ``solve`` command line names, in a
-thread of its own, before anything else is imported.  Then it runs the command line
-(:func:`floydwarp.cli.main`).
+thread of its own, before anything else is imported, and lets the driver see only those GPUs
+(:func:`see_only`).  Then it runs the command line (:func:`floydwarp.cli.main`).
 
 Creating a GPU's context is the slowest step of a GPU process's start: 0.35-0.45 s on an H200.
 It needs no Python, and a foreign call through ctypes releases the GIL.  So the context is made
@@ -38,11 +38,14 @@ def main(argv=None):
 
 def start_named_gpus(args, environ=os.environ) -> None:
     """Start the CUDA driver and the contexts of the GPUs a ``solve`` command line names
-    (:func:`named_gpus`), in a thread.  An MPI rank's GPU algorithm also starts NCCL
-    (:func:`floydwarp.multigpu.nccl.begin`), unless the launcher says that every rank runs on this
-    node: their GPUs then copy panels through CUDA IPC (:mod:`floydwarp.mpi.links`), and NCCL's start
-    would only take the CPU the rank's own start needs."""
+    (:func:`named_gpus`), in a thread, the driver shown only those (:func:`see_only`).  An MPI
+    rank's GPU algorithm also starts NCCL (:func:`floydwarp.multigpu.nccl.begin`), unless the
+    launcher says that every rank runs on this node: their GPUs then copy panels through CUDA IPC
+    (:mod:`floydwarp.mpi.links`), and NCCL's start would only take the CPU the rank's own start
+    needs."""
     gpus, rank_gpu = named_gpus(args, environ)
+    if gpus and rank_gpu is None:
+        see_only(gpus, environ)
     if gpus:
         begin(gpus)
     if rank_gpu is not None:
@@ -83,6 +86,26 @@ def named_gpus(args, environ=os.environ) -> tuple[tuple[int, ...], int | None]:
     if named.get("--backend") == "gpu":
         return (0,), rank_gpu
     return (() if rank_gpu is None else (rank_gpu,)), rank_gpu
+
+
+def see_only(gpus, environ=os.environ) -> None:
+    """Narrow ``CUDA_VISIBLE_DEVICES`` to GPUs ``gpus``, the first N of those it shows, before the
+    driver starts, so that this process (and any it starts) sees just the GPUs its command line names.
+
+    ``cuInit`` sets up every GPU it sees.  On a 4 x H200 host with persistence mode on, it took
+    0.53-0.90 s with all four visible and 0.10-0.35 s with one, whenever no other process had the
+    driver open.  ``solve --generate 32768 -p 5 -s 3 --dtype int32 --backend gpu`` took 3.73 s there
+    and 3.31 s with only GPU 0 visible; ``--gpus 2`` 2.91 s and 2.41 s (medians of 3 alternated
+    runs, bench/results/process-gpu-h200x4-s21/).  The named GPUs keep their ordinals, being the
+    first N.  MPI ranks are left alone: their GPUs open each other's memory.  A list that is too
+    short, or ordinals that are not the first N, are left as they are, for the run to meet with its
+    own message."""
+    if tuple(gpus) != tuple(range(len(gpus))):
+        return
+    shown = environ.get("CUDA_VISIBLE_DEVICES")
+    entries = [str(i) for i in range(len(gpus))] if shown is None else shown.split(",")
+    if len(entries) >= len(gpus) and shown != "":
+        environ["CUDA_VISIBLE_DEVICES"] = ",".join(entries[:len(gpus)])
 
 
 def begin(gpus=(0,)) -> threading.Thread:
