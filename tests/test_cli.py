@@ -212,19 +212,22 @@ def test_a_process_sees_only_the_gpus_its_command_names(gpus, shown, seen):
     assert environ.get("CUDA_VISIBLE_DEVICES") == seen
 
 
-@pytest.mark.parametrize("args, environ, seen", [
-    (["--backend", "gpu"], {}, "0"), (["--gpus", "2"], {"CUDA_VISIBLE_DEVICES": "2,3,0"}, "2,3"),
-    (["--backend", "cpu"], {}, None),
+@pytest.mark.parametrize("args, environ, seen, begun", [
+    (["--backend", "gpu"], {}, "0", [((0,), "0")]),
+    (["--gpus", "2"], {"CUDA_VISIBLE_DEVICES": "2,3,0"}, "2,3", [((0, 1), "2,3")]),
+    (["--backend", "cpu"], {}, None, []),
+    # an MPI rank sees every GPU: the ranks open each other's memory
     (["--distributed", "-a", "gpu-2d"], {"OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_LOCAL_SIZE": "2",
-                                         "OMPI_COMM_WORLD_SIZE": "2"}, None)])   # ranks open each other's memory
-def test_the_launcher_narrows_the_gpus_before_the_driver_starts(monkeypatch, args, environ, seen):
+                                         "OMPI_COMM_WORLD_SIZE": "2"}, None, [((1,), None)])])
+def test_the_launcher_narrows_the_gpus_before_the_driver_starts(monkeypatch, args, environ, seen, begun):
+    """``begun``: the GPUs the driver's start was given, and what it was shown then."""
     from floydwarp import launch
 
     started = []
-    monkeypatch.setattr(launch, "begin", lambda gpus: started.append(environ.get("CUDA_VISIBLE_DEVICES")))
+    monkeypatch.setattr(launch, "begin", lambda gpus: started.append((gpus, environ.get("CUDA_VISIBLE_DEVICES"))))
     launch.start_named_gpus(["solve", "-g", "9", *args], environ)
     assert environ.get("CUDA_VISIBLE_DEVICES") == seen
-    assert started == ([] if args[0] == "--backend" and args[1] == "cpu" else [seen])
+    assert started == begun
 
 
 def test_starting_the_driver_early_without_one_is_harmless():

@@ -94,8 +94,8 @@ def see_only(gpus, environ=os.environ) -> None:
 
     ``cuInit`` sets up every GPU it sees.  On a 4 x H200 host with persistence mode on, it took
     0.53-0.90 s with all four visible and 0.10-0.35 s with one, whenever no other process had the
-    driver open.  ``solve --generate 32768 -p 5 -s 3 --dtype int32 --backend gpu`` took 3.73 s there
-    and 3.31 s with only GPU 0 visible; ``--gpus 2`` 2.91 s and 2.41 s (medians of 3 alternated
+    driver open.  There ``solve --generate 32768 -p 5 -s 3 --dtype int32 --backend gpu`` went from
+    3.74 s to 3.22 s with this narrowing, ``--gpus 2`` from 2.76 s to 2.26 s (medians of 5 alternated
     runs, bench/results/process-gpu-h200x4-s21/).  The named GPUs keep their ordinals, being the
     first N.  MPI ranks are left alone: their GPUs open each other's memory.  A list that is too
     short, or ordinals that are not the first N, are left as they are, for the run to meet with its
