@@ -32,6 +32,17 @@ def test_device_and_internal_errors_are_not_user_errors():
     assert issubclass(CheckpointInterrupt, FloydwarpError)
 
 
+def test_the_errors_a_caller_catches_are_public_names():
+    """``except fw.DeviceError:`` (then retry on the CPU), ``fw.OptionError`` (a TypeError), ..."""
+    from floydwarp import errors
+
+    for name in ("FloydwarpError", "OptionError", "DtypeError", "BackendUnavailableError", "NoPathError",
+                 "CheckpointError", "NegativeCycleError", "DeviceError", "InexactWarning"):
+        assert getattr(fw, name) is getattr(errors, name), name
+    with pytest.raises(fw.OptionError, match="blok_size"):
+        fw.solve(NEGATIVE, blok_size=7)
+
+
 @pytest.mark.parametrize("as_result", [False, True])
 def test_cli_metrics_on_a_negative_cycle_exits_2(tmp_path, as_result):
     """Issue 35, item 4: a traceback and exit 1 before; the help promises exit 2."""

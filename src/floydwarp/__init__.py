@@ -13,8 +13,9 @@ __version__ = "0.1.0"
 #: process), and ``import floydwarp.io`` or ``floydwarp.cli`` pays only for what it uses.
 _PUBLIC = {
     "generate": ("generate", None),
-    **{name: ("errors", name) for name in ("BackendUnavailableError", "DtypeError", "FloydwarpError",
-                                          "InexactWarning", "NegativeCycleError", "NoPathError")},
+    **{name: ("errors", name) for name in ("BackendUnavailableError", "CheckpointError", "DeviceError",
+                                          "DtypeError", "FloydwarpError", "InexactWarning", "NegativeCycleError",
+                                          "NoPathError", "OptionError")},
     "Graph": ("graph", "Graph"),
     "DTYPES": ("numeric", "DTYPES"), "inf_of": ("numeric", "inf_of"),
     "NO_PREDECESSOR": ("predecessors", "NO_PREDECESSOR"),
