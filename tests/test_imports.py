@@ -290,6 +290,9 @@ def test_start_up_imports_only_what_the_call_needs():
     assert not {"scipy", "numba", "cupy"} & held
     held = _imported_after("import floydwarp as fw; fw.solve([[0, 1], [2, 0]], backend='auto')")
     assert "floydwarp.mpi.engine" not in held and "floydwarp.multigpu.engine" not in held
+    # the main job on the CPU: no GPU module (gpu.generate's import took 15-20 ms of a 0.55 s process)
+    held = _imported_after("from floydwarp.cli import main\ntry: main(['solve', '-g', '3'])\nexcept SystemExit: pass")
+    assert "floydwarp.cpu.engine" in held and not {m for m in held if m.startswith("floydwarp.gpu")}
 
 
 #: the most lines a module of the package may have: past it, a module does more than one thing

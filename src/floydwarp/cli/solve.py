@@ -197,9 +197,11 @@ def _on_gpu(job) -> bool:
         return False
     if job["generate_on"] == "gpu":
         return True
-    from ..gpu.generate import unsupported
+    if not _solves_on_gpu(job):
+        return False
+    from ..gpu.generate import unsupported      # (the gpu package: not imported by a CPU run)
 
-    return _solves_on_gpu(job) and unsupported(_weights(job)) is None
+    return unsupported(_weights(job)) is None
 
 
 def _weights(job):
