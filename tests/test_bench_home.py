@@ -253,6 +253,32 @@ def test_every_path_a_device_script_names_exists():
             assert (ROOT / path).is_file(), f"{script.relative_to(ROOT)} names {path}, which does not exist"
 
 
+def test_the_process_study_runs_the_main_job_on_several_gpus_as_the_cli_accepts(monkeypatch):
+    """bench/device/process_gpu.py --gpus N: the main job as N threads (``--gpus N``) and as N MPI
+    ranks (only where there is an ``mpiexec``); the solve command takes each command line."""
+    import importlib.util
+
+    import floydwarp.cli  # noqa: F401  (registers the commands)
+    from floydwarp.cli import solve as cli_solve
+    from floydwarp.cli.app import app
+
+    spec = importlib.util.spec_from_file_location("process_gpu", BENCH / "device" / "process_gpu.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    assert list(study.multi_gpu_runs(4, None)) == ["threads-4"]
+    runs = study.multi_gpu_runs(4, "/usr/bin/mpiexec")
+    assert runs["threads-4"][0] == [] and runs["mpi-4"][0] == ["/usr/bin/mpiexec", "-n", "4"]
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "0")           # a rank's GPU, as mpiexec would say
+    jobs = {}
+    for name, (_, args) in runs.items():
+        assert args[0] == "solve"
+        ctx = app.commands["solve"].make_context("solve", list(args[1:]))
+        jobs[name] = cli_solve._checked(ctx, ctx.params)
+    assert jobs["threads-4"]["gpus"] == 4 and jobs["threads-4"]["backend"] == "auto"
+    assert jobs["mpi-4"]["distributed"] and jobs["mpi-4"]["algorithm"] == "gpu-2d" and jobs["mpi-4"]["rank_gpu"] == 0
+    assert {job["generate"] for job in jobs.values()} == {32768}
+
+
 # ---------------------------------------------------------------- the runner
 def _env(**extra):
     env = dict(os.environ, **extra)

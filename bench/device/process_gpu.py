@@ -13,7 +13,10 @@ timed from its spawn to its exit, with the lines it prints:
   rest of the new path);
 * ``file``: ``--backend gpu`` on a graph file (``.in``, n = 16,384, 5 %, written once): 3 per tree;
 * ``in_process``: ``bench/e2e_gpu.py`` of the new tree at the main job's size (the call's
-  figures in a running program, the target of the process's).
+  figures in a running program, the target of the process's);
+* ``multi`` (with ``--gpus 2,4``, issue 38): the main job on N GPUs, as threads (``--gpus N``,
+  ``threads-N``) and under ``mpiexec -n N ... --distributed -a gpu-2d`` (``mpi-N``; with
+  ``HWLOC_COMPONENTS`` exported, as bench/README.md advises on one host), 3 per tree, alternated.
 
 Medians per tree and kind go to stdout and, with every process's wall time and lines, to
 ``--out``.  Each process's wall over its printed compute is the ratio the issue's goals name.
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,15 +59,32 @@ def parse(stdout: str) -> dict:
     return out
 
 
-def run(tree: str, args: list, caches: Path) -> dict:
+#: what ``mpiexec`` gets on one host: the ranks may run as root (the device), and hwloc skips the PCI scan
+#: that took most of the launcher's own 0.7-0.9 s (bench/results/mpi-launch-h200x2-s19/)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "HWLOC_COMPONENTS": "-pci,-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl"}
+
+
+def multi_gpu_runs(gpus: int, mpiexec: str | None) -> dict:
+    """``{name: (launcher words, floydwarp arguments)}`` of the main job on ``gpus`` GPUs: a thread
+    each (``--gpus N``), and a rank each under ``mpiexec`` where there is one."""
+    job = [w for w in MAIN if w not in ("--backend", "gpu")]
+    runs = {f"threads-{gpus}": ([], [*job, "--gpus", str(gpus)])}
+    if mpiexec:
+        runs[f"mpi-{gpus}"] = ([mpiexec, "-n", str(gpus)], [*job, "--distributed", "-a", "gpu-2d"])
+    return runs
+
+
+def run(tree: str, args: list, caches: Path, launcher=()) -> dict:
     env = {**os.environ, "PYTHONPATH": tree, "CUPY_CACHE_DIR": str(caches / "cupy"),
-           "FLOYDWARP_CACHE_DIR": str(caches / "floydwarp")}
+           "FLOYDWARP_CACHE_DIR": str(caches / "floydwarp"), **(MPI_ENV if launcher else {})}
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "floydwarp", *args], env=env, capture_output=True, text=True)
+    done = subprocess.run([*launcher, sys.executable, "-m", "floydwarp", *args], env=env, capture_output=True,
+                          text=True)
     wall = time.perf_counter() - t0
-    print(f"--- {tree} {' '.join(args)}: {wall:.2f} s (exit {done.returncode})\n{done.stdout}{done.stderr[-2000:]}",
-          flush=True)
-    record = {"tree": tree, "args": args, "wall_s": wall, "exit": done.returncode, "stdout": done.stdout,
+    print(f"--- {tree} {' '.join([*launcher, *args])}: {wall:.2f} s (exit {done.returncode})\n{done.stdout}"
+          f"{done.stderr[-2000:]}", flush=True)
+    record = {"tree": tree, "args": [*launcher, *args], "wall_s": wall, "exit": done.returncode, "stdout": done.stdout,
               **parse(done.stdout)}
     if "compute_s" in record:
         record["wall_over_compute"] = wall / record["compute_s"]
@@ -85,6 +106,7 @@ def main():
     ap.add_argument("--after", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--gpus", default="", help="GPU counts of the multi kind, e.g. 2,4 (default: none)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     trees = {"before": str(Path(a.before).resolve()), "after": str(Path(a.after).resolve())}
@@ -111,6 +133,12 @@ def main():
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
             add("file", name, run(trees[name], ["solve", str(graph), "--backend", "gpu", "--dtype", "int32"],
                                   warm[name]))
+    mpiexec = shutil.which("mpiexec")
+    for gpus in (int(g) for g in a.gpus.split(",") if g):
+        for i in range(a.repeats):
+            for name in (trees if i % 2 == 0 else list(trees)[::-1]):
+                for kind, (launcher, args) in multi_gpu_runs(gpus, mpiexec).items():
+                    add("multi", f"{kind}/{name}", run(trees[name], args, warm[name], launcher))
     e2e = subprocess.run([sys.executable, "bench/e2e_gpu.py", "--sizes", "32768", "--dtypes", "int32", "-p", "5",
                           "--repeats", "3"], env={**os.environ, "PYTHONPATH": trees["after"]}, capture_output=True,
                          text=True)

@@ -4,7 +4,7 @@
 # On this machine first (the device gets the working tree; the base tree travels as an ignored tarball):
 #   git archive --format=tar.gz -o bench/device/base/base.tar.gz <base commit> src
 # then on the device (run's carry: ["bench/device/base"]):
-#   bash bench/device/process_gpu.sh
+#   bash bench/device/process_gpu.sh [--gpus 2,4]     (--gpus: also the job on N GPUs, threads and mpiexec)
 # It prints every process's lines and writes $OUT/process_gpu.json (bench/device/process_gpu.py says what).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,4 +14,4 @@ mkdir -p "$work/before"
 tar -xzf "$base" -C "$work/before"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 python3 bench/device/process_gpu.py --before "$work/before/src" --after src --work "$work" \
-    --out "${OUT:-$work}/process_gpu.json"
+    --out "${OUT:-$work}/process_gpu.json" "$@"
