@@ -16,7 +16,7 @@ timed from its spawn to its exit, with the lines it prints:
   figures in a running program, the target of the process's);
 * ``multi`` (with ``--gpus 2,4``, issue 38): the main job on N GPUs, as threads (``--gpus N``,
   ``threads-N``) and under ``mpiexec -n N ... --distributed -a gpu-2d`` (``mpi-N``; with
-  ``HWLOC_COMPONENTS`` exported, as bench/README.md advises on one host), 3 per tree, alternated.
+  ``HWLOC_COMPONENTS`` exported, as the README advises on one host), 3 per tree, alternated.
 
 Medians per tree and kind go to stdout and, with every process's wall time and lines, to
 ``--out``.  Each process's wall over its printed compute is the ratio the issue's goals name.
