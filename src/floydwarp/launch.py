@@ -104,7 +104,7 @@ def see_only(gpus, environ=os.environ) -> None:
         return
     shown = environ.get("CUDA_VISIBLE_DEVICES")
     entries = [str(i) for i in range(len(gpus))] if shown is None else shown.split(",")
-    if len(entries) >= len(gpus) and shown != "":
+    if len(entries) >= len(gpus):
         environ["CUDA_VISIBLE_DEVICES"] = ",".join(entries[:len(gpus)])
 
 
