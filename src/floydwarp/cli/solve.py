@@ -179,12 +179,11 @@ def _rank_gpu(job) -> int | None:
     if not job["distributed"]:
         return None
     from ..mpi import GPU_ALGORITHMS
-    from ..mpi.comm import launcher_local_rank, node_rank, world
+    from ..mpi.comm import local_rank
 
     if job["algorithm"] not in GPU_ALGORITHMS:
         return None
-    local = launcher_local_rank()
-    return node_rank(world()) if local is None else local
+    return local_rank()
 
 
 def _solves_on_gpu(job) -> bool:

@@ -87,6 +87,13 @@ def node_rank(comm) -> int:
         local.Free()
 
 
+def local_rank(comm=None) -> int:
+    """This rank's index among the ranks of its node, the GPU it drives: as the MPI launcher
+    tells it (MPI need not have started), else asked of ``comm`` (default: the world; collective)."""
+    local = launcher_local_rank()
+    return local if local is not None else node_rank(world() if comm is None else comm)
+
+
 def node_first(comm, work):
     """``work()`` on every rank (collective), on each node's first rank before its others: the
     kernels it compiles land in Numba's cache, where the node's other ranks then load them
