@@ -591,3 +591,28 @@ def test_an_mpi_rank_ends_finalized_through_the_c_librarys_exit(monkeypatch, c_l
     with pytest.raises(_Ended):
         cli._end_mpi_rank()
     assert ends == [("c exit" if c_library else "os._exit", 0, True)]
+
+
+@pytest.mark.parametrize("environ, gpu", [
+    ({"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, 1), ({"MPI_LOCALRANKID": "2"}, 2), ({}, 0)])
+def test_an_mpi_rank_drives_the_gpu_the_launcher_started(monkeypatch, environ, gpu):
+    """The CLI's early start (launch.named_gpus), the CLI's generator and the mpi backend's
+    device_for_rank name one GPU: the launcher's local rank, else MPI's (a world of one here)."""
+    import sys
+    from types import SimpleNamespace
+
+    pytest.importorskip("mpi4py")
+    from floydwarp.launch import named_gpus
+    from floydwarp.mpi import comm as mpi_comm
+    from floydwarp.mpi.gpu import device_for_rank
+
+    for name in mpi_comm.LOCAL_RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(cuda=SimpleNamespace(
+        runtime=SimpleNamespace(getDeviceCount=lambda: 4))))
+    assert mpi_comm.local_rank() == gpu
+    assert device_for_rank(mpi_comm.world()) == gpu
+    if environ:
+        assert named_gpus(["solve", "-g", "9", "--distributed", "-a", "gpu-2d"], environ=environ)[1] == gpu

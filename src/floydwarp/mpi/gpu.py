@@ -27,10 +27,12 @@ from .links import OPTIONS as LINKS, links_for
 
 
 def device_for_rank(comm) -> int:
-    """Each rank on a node drives its own GPU (NCCL refuses two ranks on one GPU)."""
+    """Each rank on a node drives its own GPU (NCCL refuses two ranks on one GPU): the one of its
+    local rank (:func:`floydwarp.mpi.comm.local_rank`), the GPU whose context the launcher started
+    (:mod:`floydwarp.launch`)."""
     import cupy as cp
 
-    local, per_node = mpi_util.node_rank(comm), mpi_util.ranks_on_this_node(comm)
+    local, per_node = mpi_util.local_rank(comm), mpi_util.ranks_on_this_node(comm)
     count = cp.cuda.runtime.getDeviceCount()
     if per_node > count:
         raise FloydwarpError(f"{per_node} MPI ranks on this node but {count} GPU(s): the mpi GPU algorithms "
