@@ -78,6 +78,8 @@ def test_to_host_of_pitched_views_and_other_ranks(tiny_chunks):
     assert np.array_equal(to_host(cube), cube.get())
     assert np.array_equal(to_host(a[:, ::2]), a.get()[:, ::2])
     assert to_host(cupy.float32(3)) == 3
+    for vector in (a.diagonal(), a[:, 7], a[5, ::3], a.diagonal()[1:50:2]):
+        assert np.array_equal(to_host(vector), vector.get())
     for shape in [(0, 0), (0, 5), (3, 0, 2), (0,)]:
         assert to_host(cupy.zeros(shape, dtype=cupy.int16)).shape == shape
 
@@ -345,3 +347,19 @@ def test_a_device_matrix_is_read_band_by_band(monkeypatch, dtype):
     a = fw.solve(fw.Graph.from_dense(cupy.asarray(w)), backend="gpu", dtype=dtype, output="host")
     b = fw.solve(fw.Graph.from_dense(w), backend="cpu", dtype=dtype)
     assert np.array_equal(a.dist, b.dist)
+
+
+def test_a_matrix_diagonal_comes_to_the_host_without_a_cupy_kernel(tmp_path):
+    """The solver reads every result's diagonal (negative cycles, lost data): by a 2-D copy, so
+    that a process with an empty CuPy cache starts no compiler for it (CuPy writes each kernel
+    it compiles into its cache folder; the matrix is uploaded, as ``cupy.arange`` is a kernel)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import cupy, numpy; from floydwarp.arrays import to_host; import floydwarp.gpu; "
+            "d = cupy.asarray(numpy.arange(1000 * 1000, dtype=numpy.int32).reshape(1000, 1000)); "
+            "assert numpy.array_equal(to_host(d.diagonal()), numpy.arange(1000) * 1001)")
+    cache = tmp_path / "cupy-cache"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "CUPY_CACHE_DIR": str(cache)})
+    assert not cache.exists() or list(cache.iterdir()) == []

@@ -1,17 +1,26 @@
 """The GPU main job as processes from the shell, two source trees in one run (issue 37).
 
-    python3 bench/device/process_gpu.py --before OLD/src --after src --work DIR --out FILE.json
+    python3 bench/device/process_gpu.py [--before OLD/src] --after src --work DIR --out FILE.json
 
 Each measurement is a new ``python3 -m floydwarp solve ...`` process (``PYTHONPATH`` = the tree)
-timed from its spawn to its exit, with the lines it prints:
+timed from its spawn to its exit, with the lines it prints.  Each tree is compiled to bytecode
+first, as ``pip install`` does: the device exports ``PYTHONDONTWRITEBYTECODE=1``, and a tree
+without ``__pycache__`` there compiles floydwarp's modules from source in every process (60-70 ms
+more of ``gpu start`` on one H200, bench/results/process-gpu-h200-s22/).  The kinds:
 
 * ``cold``: the main job (``--generate 32768 -p 5 -s 3 --dtype int32 --backend gpu``) with empty
   kernel caches (a new ``CUPY_CACHE_DIR`` and ``FLOYDWARP_CACHE_DIR`` per process): the first
-  run on a fresh machine; 3 per tree, alternated;
+  run on a fresh machine; 3 per tree, alternated; each record names the CuPy kernels the run
+  compiled (``cupy_kernels_compiled``: the files it left in CuPy's cache);
 * ``warm``: the same with those caches filled by the cold runs: the second run; 3 per tree,
   alternated, and the new tree again with ``--generate-on host`` (the host's generator, the
   rest of the new path);
 * ``file``: ``--backend gpu`` on a graph file (``.in``, n = 16,384, 5 %, written once): 3 per tree;
+* ``floor``: what any CuPy program pays around the main job's compute, 3 alternated with the
+  warm runs: a process that starts the driver and GPU 0's context in a thread
+  (:func:`floydwarp.launch.begin`, as the ``floydwarp`` command does), imports NumPy and CuPy,
+  holds the main job's matrix on the GPU, sleeps for the last warm run's compute and exits; its
+  wall over that compute is the least ratio a CuPy program reaches on the machine;
 * ``in_process``: ``bench/e2e_gpu.py`` of the new tree at the main job's size (the call's
   figures in a running program, the target of the process's);
 * ``multi`` (with ``--gpus 2,4``, issue 38): the main job on N GPUs, as threads (``--gpus N``,
@@ -24,6 +33,7 @@ Medians per tree and kind go to stdout and, with every process's wall time and l
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -36,6 +46,16 @@ import time
 from pathlib import Path
 
 MAIN = ["solve", "--generate", "32768", "-p", "5", "-s", "3", "--dtype", "int32", "--backend", "gpu"]
+#: the floor kind's process (argument: the seconds to hold the GPU); its matrix is the main job's
+FLOOR = """
+import sys, time
+from floydwarp.launch import begin
+begin((0,))
+import numpy, cupy
+matrix = cupy.zeros((32768, 32768), dtype=cupy.int32)
+cupy.cuda.runtime.deviceSynchronize()
+time.sleep(float(sys.argv[1]))
+"""
 FILE_N, FILE_PERCENT = 16384, 5
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
@@ -75,12 +95,11 @@ def multi_gpu_runs(gpus: int, mpiexec: str | None) -> dict:
     return runs
 
 
-def run(tree: str, args: list, caches: Path, launcher=()) -> dict:
+def run(tree: str, args: list, caches: Path, launcher=(), program=("-m", "floydwarp")) -> dict:
     env = {**os.environ, "PYTHONPATH": tree, "CUPY_CACHE_DIR": str(caches / "cupy"),
            "FLOYDWARP_CACHE_DIR": str(caches / "floydwarp"), **(MPI_ENV if launcher else {})}
     t0 = time.perf_counter()
-    done = subprocess.run([*launcher, sys.executable, "-m", "floydwarp", *args], env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run([*launcher, sys.executable, *program, *args], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     print(f"--- {tree} {' '.join([*launcher, *args])}: {wall:.2f} s (exit {done.returncode})\n{done.stdout}"
           f"{done.stderr[-2000:]}", flush=True)
@@ -102,14 +121,16 @@ def medians(records) -> dict:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--before", required=True)
+    ap.add_argument("--before", help="an older tree's src/, measured alternately with --after")
     ap.add_argument("--after", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--gpus", default="", help="GPU counts of the multi kind, e.g. 2,4 (default: none)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    trees = {"before": str(Path(a.before).resolve()), "after": str(Path(a.after).resolve())}
+    trees = {name: str(Path(tree).resolve()) for name, tree in (("before", a.before), ("after", a.after)) if tree}
+    for tree in trees.values():
+        compileall.compile_dir(tree, quiet=1)
     work = Path(a.work)
     records = {}
 
@@ -120,12 +141,19 @@ def main():
     for i in range(a.repeats):                                  # cold: fresh caches each time
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
             cold = Path(tempfile.mkdtemp(dir=work, prefix=f"cold-{name}-"))
-            add("cold", name, run(trees[name], MAIN, cold))
+            record = run(trees[name], MAIN, cold)
+            record["cupy_kernels_compiled"] = sorted(p.name for p in (cold / "cupy").glob("*.cubin"))
+            add("cold", name, record)
             if i == 0:
                 run(trees[name], MAIN, warm[name])              # fills this tree's caches for the warm runs
     for i in range(a.repeats):                                  # warm: the caches kept
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
             add("warm", name, run(trees[name], MAIN, warm[name]))
+        hold = records["warm/after"][-1].get("compute_s", 0.0)
+        floor = {**run(trees["after"], [str(hold)], warm["after"], program=("-c", FLOOR)), "held_s": hold}
+        if hold:
+            floor["wall_over_compute"] = floor["wall_s"] / hold
+        add("floor", "after", floor)
         add("warm", "after-host-generator", run(trees["after"], [*MAIN, "--generate-on", "host"], warm["after"]))
     graph = work / "g.in"
     run(trees["after"], ["generate", str(FILE_N), "-p", str(FILE_PERCENT), "-s", "3", "-o", str(graph)], warm["after"])
