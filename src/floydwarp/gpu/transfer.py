@@ -307,10 +307,11 @@ def to_host(a, rows: int | None = None, cols: int | None = None, out: np.ndarray
     """The leading ``rows`` x ``cols`` of a (pitched) CuPy matrix as a NumPy array: ``out`` (a
     matrix with contiguous rows), or a new C-contiguous one; a contiguous array of another rank
     comes back whole.  A strided vector (a matrix's diagonal or column) is gathered on the device
-    by a 2-D copy, one element a row: its ``get()`` would run a CuPy copy kernel, which a process
-    with an empty CuPy cache compiles first (70 ms of the GPU main job's call on an H200, 0.3 s in
-    a fresh machine's first process, NVRTC read from disk), and the same 2-D copy straight into
-    host memory took 0.25 s for n = 32768 (bench/results/process-gpu-h200-s22/)."""
+    by a 2-D copy, one element a row, then copied down whole (0.07 ms for n = 32768 on an H200):
+    its ``get()`` would run a CuPy copy kernel, which a process with an empty CuPy cache compiles
+    first (70 ms of the GPU main job's call, 0.3 s in a fresh machine's first process, NVRTC read
+    from disk), and the pinned memory of the 2-D path below costs a process about 0.25 s for its
+    first allocation (bench/results/process-gpu-h200-s22/)."""
     if a.ndim == 1 and a.size and a.strides[0] > a.itemsize:
         import cupy
         from cupy.cuda import runtime as rt
