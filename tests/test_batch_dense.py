@@ -70,6 +70,34 @@ def test_matrix_dtypes_and_arithmetic_dtypes(dtype):
         assert got.dtype == want.dtype and np.array_equal(got.dist, want.dist), kw
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"])
+def test_a_scan_holds_each_integer_dtypes_extremes(dtype):
+    """The scan reads integer matrices in a type twice their width (the dtype's largest value
+    marks no edge there): weights at the dtype's least and greatest values, next to missing."""
+    rng = np.random.default_rng(11)
+    info = np.iinfo(np.uint8) if dtype == "bool" else np.iinfo(dtype)
+    lo, hi = (0, 1) if dtype == "bool" else (int(info.min), int(info.max))
+    missing = 0 if dtype == "bool" else (lo + hi) // 2
+    mats = []
+    for n in (1, 2, 17, 40, 3):
+        m = rng.choice([lo, hi, missing, missing], size=(n, n)).astype(dtype)
+        mats.append(m)
+    sizes = np.array([m.shape[0] for m in mats])
+    padded = np.full((len(mats), sizes.max(), sizes.max()), missing, dtype=dtype)
+    for g, m in enumerate(mats):
+        padded[g, :m.shape[0], :m.shape[0]] = m
+    for form in (GraphBatch.from_graphs(mats, missing=missing), GraphBatch.from_padded(padded, sizes, missing=missing)):
+        stats = form.weight_stats()
+        kept = np.concatenate([m[(m != missing) & ~(np.eye(m.shape[0], dtype=bool) & (m >= 0))]
+                               for m in mats]).astype(np.int64)
+        assert (stats.min_weight, stats.max_weight) == (int(kept.min()), int(kept.max()))
+        assert form.num_edges == kept.size
+        for kw in ({"dtype": "float64"}, {"unweighted": True}):
+            got = fw.solve_batch(form, **kw)
+            want = fw.solve_batch([fw.Graph.from_dense(m, missing=missing) for m in mats], **kw)
+            assert got.dtype == want.dtype and np.array_equal(got.dist, want.dist), kw
+
+
 def test_nan_refused_as_the_solve_reads_it(monkeypatch):
     """Hop counts read no entry before the solve: the kernel flags NaN and -inf, the error
     names the first bad graph across slices; NaN in the padding (read with a row's last

@@ -67,9 +67,11 @@ class DenseSource:
             from .steps import load_dense
 
             count, dtype = self.sizes.size, self.dtype
-            # kernels.scan_dense where a wide dtype holds every entry besides its largest value
+            # kernels.scan_dense where a wide dtype holds every entry besides its largest value:
+            # float64, or signed integers twice the matrices' width (the fewer bytes, the more
+            # entries a vector of the scan takes)
             fast = dtype.kind == "f" or dtype.itemsize < 8
-            wide = np.dtype(np.float64 if dtype.kind == "f" else np.int64 if fast else dtype)
+            wide = np.dtype(np.float64 if dtype.kind == "f" else f"i{2 * dtype.itemsize}" if fast else dtype)
             info = None if wide.kind == "f" else np.iinfo(wide)
             top, bottom = (wide.type(np.inf), wide.type(-np.inf)) if info is None else (wide.type(info.max),
                                                                                       wide.type(info.min))
