@@ -98,6 +98,25 @@ def test_a_scan_holds_each_integer_dtypes_extremes(dtype):
             assert got.dtype == want.dtype and np.array_equal(got.dist, want.dist), kw
 
 
+def test_integer_matrices_are_scanned_only_when_their_weights_are_asked_for(monkeypatch):
+    """An integer matrix holds no bad entry: its constructor reads none of it, and a hop-count
+    solve needs no statistics (the float constructor's check: test_nan_refused_...)."""
+    rng = np.random.default_rng(3)
+    adj = (rng.random((5, 9, 9)) < 0.3).astype(np.uint8)
+    scans = []
+    scan = DenseSource.scan
+    monkeypatch.setattr(DenseSource, "scan", lambda self: scans.append(self) or scan(self))
+    for batch in (GraphBatch.from_padded(adj, missing=0), GraphBatch.from_graphs(list(adj), missing=0)):
+        hops = fw.solve_batch(batch, unweighted=True)
+        assert scans == []
+        weights = fw.solve_batch(batch)
+        assert len(scans) >= 1
+        scans.clear()
+        for got, kw in ((hops, {"unweighted": True}), (weights, {})):
+            want = fw.solve_batch([fw.Graph.from_dense(m, missing=0) for m in adj], **kw)
+            assert got.dtype == want.dtype and np.array_equal(got.dist, want.dist)
+
+
 def test_nan_refused_as_the_solve_reads_it(monkeypatch):
     """Hop counts read no entry before the solve: the kernel flags NaN and -inf, the error
     names the first bad graph across slices; NaN in the padding (read with a row's last

@@ -59,8 +59,10 @@ class GraphBatch:
         return batch
 
     def _checked(self) -> "GraphBatch":
-        """This batch with every entry of its matrices checked now (the edge forms were on arrival)."""
-        if self.dense is not None:
+        """This batch with every entry of its matrices checked now (the edge forms were on
+        arrival).  Integer matrices hold no bad entry (NaN, -inf): their scan waits until the
+        weights' statistics or the edges are asked for, and a hop-count solve needs neither."""
+        if self.dense is not None and self.dense.dtype.kind == "f":
             self.dense.scan()
         return self
 
@@ -146,7 +148,8 @@ class GraphBatch:
         PyG-style object (``edge_index`` and ``batch`` or ``ptr`` attributes), a batched DGL
         graph, a padded (B, N, N) array, or a list of anything :func:`floydwarp.solve` accepts.
         NumPy matrices are checked as they are read (by the solve, for hop counts), where
-        :meth:`from_graphs` and :meth:`from_padded` check every entry at once.
+        :meth:`from_graphs` and :meth:`from_padded` check every entry of float matrices at once
+        (integer ones hold no bad entry).
         ``weighted=False`` (hop counts) reads no weights: a list's sparse values and Graph
         weights, and a PyG or DGL batch's ``edge_weight``, are left out."""
         if isinstance(obj, GraphBatch):
