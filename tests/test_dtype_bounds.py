@@ -96,3 +96,33 @@ def test_no_warning_while_an_integer_dtype_or_real_weights_hold():
         assert fw.solve(fw.Graph.from_edges([0], [1], [2 ** 61])).dtype.name == "int64"
         # float64 weights above 2**52 are integral; one fraction makes them real weights
         assert fw.solve(fw.Graph.from_edges([0, 1], [1, 2], [1.5e300, 0.5])).dtype.name == "float64"
+
+
+#: a non-negative self-loop beyond what the chosen dtype holds, in each source type
+BIG_LOOPS = [("uint16", 65535), ("uint32", 2**32 - 1), ("int32", 2**31 - 1), ("int64", 2**40 + 2**15 + 5),
+             ("float64", 1e300), ("float32", 3e38)]
+
+
+@pytest.mark.parametrize("backend, algorithm", CPU)
+@pytest.mark.parametrize("source, loop", BIG_LOOPS)
+def test_a_large_non_negative_self_loop_changes_nothing(source, loop, backend, algorithm):
+    """The dtype choice skips a non-negative self-loop (it is no edge), so the start matrix must
+    not cast it into the chosen dtype first: 65535 in a uint16 matrix read into int16 was -1, a
+    negative cycle where there is none."""
+    w = np.array([[loop, 2, 9], [3, 0, 9], [9, 9, loop]], dtype=source)
+    r = fw.solve(fw.Graph.from_dense(w, missing=9), backend=backend, algorithm=algorithm, predecessors=True)
+    assert not r.has_negative_cycle
+    np.testing.assert_array_equal(r.to_dense(), [[0, 2, np.inf], [3, 0, np.inf], [np.inf, np.inf, 0]])
+
+
+@pytest.mark.parametrize("source, loop", BIG_LOOPS)
+def test_a_device_matrix_diagonal_is_told_from_its_entries(monkeypatch, source, loop):
+    """Graph.matrix_rows of a device matrix (its GPU engines' path; NumPy plays the device here):
+    a non-negative self-loop leaves 0, a negative one stays, a missing entry leaves 0."""
+    from floydwarp.graph import start
+
+    monkeypatch.setattr(start, "is_device_array", lambda a: True)
+    low = -4 if np.dtype(source).kind in "if" else 0
+    w = np.array([[loop, 2, 9, 1], [3, low, 9, 9], [9, 9, 9, 9], [9, 9, 9, 0]], dtype=source)
+    rows = fw.Graph.from_dense(w, missing=9).matrix_rows(0, 4, np.int16, 99)
+    assert rows.tolist() == [[0, 2, 99, 1], [3, low, 99, 99], [99, 99, 0, 99], [99, 99, 99, 0]]

@@ -114,7 +114,10 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
                 j = j0 + c
                 v = inf
                 if i < n and j < n and not _absent(w, mask, missing, use_missing, i, j):
-                    v = narrow(w[i, j], out)
+                    x = w[i, j]
+                    # a non-negative self-loop is no edge, told from the entry as given: the dtype
+                    # choice skips it (_tally), so narrowing it first could wrap it negative
+                    v = narrow(0, out) if i == j and x >= 0 else narrow(x, out)
                 _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
 
 

@@ -67,7 +67,10 @@ class StartMatrix:
             # would round int64's INF up past the overflow-safe value)
             out = xp.asarray(cast_distances(band, None, dtype, inf, unreachable=gone))
             r, c = xp.asarray(rows - lo), xp.asarray(rows)
-            out[r, c] = xp.minimum(out[r, c], 0)
+            # the diagonal holds a negative self-loop, else 0, told from the entries as given:
+            # the dtype choice skips non-negative self-loops, whose cast could wrap negative
+            loop = (band[r, c] < 0) & ~gone[r, c]
+            out[r, c] = xp.where(loop, out[r, c], xp.zeros((), dtype=out.dtype))
             return out
         out = xp.full((hi - lo, self.n), inf, dtype=dtype)
         out[xp.asarray(rows - lo), xp.asarray(rows)] = 0
