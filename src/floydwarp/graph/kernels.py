@@ -88,10 +88,11 @@ def _tally(x, i, j, edges, seen, a, b, whole):
 
 
 @njit(inline="always")
-def _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf):
-    """One start entry: ``v`` (INF when absent), with the diagonal at most 0."""
-    if i == j and v > 0:
-        v = narrow(0, out)
+def _store(out, pred, with_pred, li, lj, r, c, i, j, x, inf):
+    """One start entry: ``x`` as given (INF when absent), with the diagonal at most 0.  A
+    non-negative self-loop is no edge, told from ``x`` before it is narrowed: the dtype choice
+    skips it (_tally), so narrowing it first could wrap it negative (uint16 65535 into int16: -1)."""
+    v = narrow(0, out) if i == j and x > 0 else narrow(x, out)
     out[li, lj, r, c] = v
     if with_pred:
         pred[li, lj, r, c] = i if (i != j and v < inf) else NO_PREDECESSOR
@@ -112,13 +113,10 @@ def dense_tiles(w, mask, missing, use_missing, row0, col0, inf, out, pred, with_
             j0 = col0[lj]
             for c in range(bw):
                 j = j0 + c
-                v = inf
                 if i < n and j < n and not _absent(w, mask, missing, use_missing, i, j):
-                    x = w[i, j]
-                    # a non-negative self-loop is no edge, told from the entry as given: the dtype
-                    # choice skips it (_tally), so narrowing it first could wrap it negative
-                    v = narrow(0, out) if i == j and x >= 0 else narrow(x, out)
-                _store(out, pred, with_pred, li, lj, r, c, i, j, v, inf)
+                    _store(out, pred, with_pred, li, lj, r, c, i, j, w[i, j], inf)
+                else:
+                    _store(out, pred, with_pred, li, lj, r, c, i, j, inf, inf)
 
 
 @njit(inline="always")
@@ -157,7 +155,7 @@ def edge_tiles(src, dst, w, n, row0, col0, col_tile, inf, out, pred, with_pred, 
             j = dst[e]
             lj = col_tile[j // bw]
             if lj >= 0:
-                _store(out, pred, with_pred, li, lj, i - row0[li], j - col0[lj], i, j, narrow(w[e], out), inf)
+                _store(out, pred, with_pred, li, lj, i - row0[li], j - col0[lj], i, j, w[e], inf)
 
 
 @njit(cache=True)
