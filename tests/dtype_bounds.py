@@ -37,3 +37,9 @@ def expected(dtype, w: int) -> np.ndarray:
     """The exact answer in ``dtype``: 0 on the diagonal, w on the edge, INF back."""
     inf = int(numeric.inf_of(dtype))
     return np.array([[0, w], [inf, 0]], dtype=dtype)
+
+
+#: a non-negative self-loop beyond what the chosen dtype holds, in each source type: the dtype
+#: choice skips it (it is no edge), so no start matrix may cast it into that dtype first
+BIG_LOOPS = [("uint16", 65535), ("uint32", 2**32 - 1), ("int32", 2**31 - 1), ("int64", 2**40 + 2**15 + 5),
+             ("float64", 1e300), ("float32", 3e38)]

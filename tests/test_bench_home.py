@@ -258,6 +258,8 @@ def test_the_process_study_runs_the_main_job_on_several_gpus_as_the_cli_accepts(
     ranks (only where there is an ``mpiexec``); the solve command takes each command line."""
     import importlib.util
 
+    import click
+
     import floydwarp.cli  # noqa: F401  (registers the commands)
     from floydwarp.cli import solve as cli_solve
     from floydwarp.cli.app import app
@@ -270,13 +272,40 @@ def test_the_process_study_runs_the_main_job_on_several_gpus_as_the_cli_accepts(
     assert runs["threads-4"][0] == [] and runs["mpi-4"][0] == ["/usr/bin/mpiexec", "-n", "4"]
     monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "0")           # a rank's GPU, as mpiexec would say
     jobs = {}
+    # under the group's context, as the command line makes it: a context without it would leave
+    # Click's help option cached on the command without -h for later tests
+    group = click.Context(app, info_name="floydwarp", **app.context_settings)
     for name, (_, args) in runs.items():
         assert args[0] == "solve"
-        ctx = app.commands["solve"].make_context("solve", list(args[1:]))
+        ctx = app.commands["solve"].make_context("solve", list(args[1:]), parent=group)
         jobs[name] = cli_solve._checked(ctx, ctx.params)
     assert jobs["threads-4"]["gpus"] == 4 and jobs["threads-4"]["backend"] == "auto"
     assert jobs["mpi-4"]["distributed"] and jobs["mpi-4"]["algorithm"] == "gpu-2d" and jobs["mpi-4"]["rank_gpu"] == 0
     assert {job["generate"] for job in jobs.values()} == {32768}
+
+
+def test_the_process_study_gives_bytecode_to_all_each_job_imports(tmp_path):
+    """process_gpu.py --bytecode: every module that each measured job imports gets bytecode in a
+    cache folder of its own, and this process's own ``sys.pycache_prefix`` is left as it was."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("process_gpu", BENCH / "device" / "process_gpu.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    graph = tmp_path / "g.in"
+    study.run(str(SRC.parent), ["generate", "40", "-p", "20", "-o", str(graph)], tmp_path / "gen")
+    before = sys.pycache_prefix
+    prefix = study.bytecode_for_imports(str(SRC.parent), [["solve", "--generate", "30"], ["solve", str(graph)]],
+                                        tmp_path)
+    assert sys.pycache_prefix == before
+    imported = [set((tmp_path / f"imported-{i}.txt").read_text().split()) for i in (0, 1)]
+    assert str(SRC / "cli" / "solve.py") in imported[0] & imported[1]
+    assert any(f.endswith(os.path.join("numpy", "__init__.py")) for f in imported[0])
+    sys.pycache_prefix = str(prefix)
+    try:
+        assert all(os.path.isfile(importlib.util.cache_from_source(f)) for f in imported[0] | imported[1])
+    finally:
+        sys.pycache_prefix = before
 
 
 # ---------------------------------------------------------------- the runner

@@ -13,7 +13,7 @@ from floydwarp import numeric, registry
 from floydwarp.errors import DtypeError, InexactWarning
 
 from conftest import triple_loop
-from dtype_bounds import DTYPES, POINTS, build, expected, refused, weight
+from dtype_bounds import BIG_LOOPS, DTYPES, POINTS, build, expected, refused, weight
 
 #: the algorithms for every graph (bfs takes unit weights only; its dtypes: tests/test_bfs.py)
 CPU = [(i.backend, i.algorithm) for b in ("reference", "cpu") for i in registry.algorithms(b) if i.accepts is None]
@@ -96,11 +96,6 @@ def test_no_warning_while_an_integer_dtype_or_real_weights_hold():
         assert fw.solve(fw.Graph.from_edges([0], [1], [2 ** 61])).dtype.name == "int64"
         # float64 weights above 2**52 are integral; one fraction makes them real weights
         assert fw.solve(fw.Graph.from_edges([0, 1], [1, 2], [1.5e300, 0.5])).dtype.name == "float64"
-
-
-#: a non-negative self-loop beyond what the chosen dtype holds, in each source type
-BIG_LOOPS = [("uint16", 65535), ("uint32", 2**32 - 1), ("int32", 2**31 - 1), ("int64", 2**40 + 2**15 + 5),
-             ("float64", 1e300), ("float32", 3e38)]
 
 
 @pytest.mark.parametrize("backend, algorithm", CPU)

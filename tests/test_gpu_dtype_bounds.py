@@ -14,7 +14,7 @@ from floydwarp import registry  # noqa: E402
 from floydwarp.arrays import to_host  # noqa: E402
 from floydwarp.errors import DtypeError  # noqa: E402
 
-from dtype_bounds import DTYPES, POINTS, build, expected, refused, weight  # noqa: E402
+from dtype_bounds import BIG_LOOPS, DTYPES, POINTS, build, expected, refused, weight  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -65,3 +65,23 @@ def test_gpu_cupy_matrix_at_boundary():
         else:
             with pytest.raises(DtypeError, match="every \\|weight\\| must be below"):
                 fw.solve(g, dtype="int16", backend="gpu")
+
+
+#: every engine that starts from the graph's matrix on one GPU: the gpu algorithms, and the
+#: multigpu ones on one GPU (their device-matrix path is Graph.matrix_rows')
+ONE_GPU = [("gpu", a, {}) for a in sorted(IMPLS)] + [("multigpu", i.algorithm, {"gpus": 1})
+                                                     for i in registry.algorithms("multigpu")]
+
+
+@pytest.mark.parametrize("on_device", [False, True], ids=["numpy", "cupy"])
+@pytest.mark.parametrize("backend, algorithm, options", ONE_GPU, ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("source, loop", BIG_LOOPS)
+def test_gpu_large_non_negative_self_loop_changes_nothing(source, loop, backend, algorithm, options, on_device):
+    """The twin of the CPU test: a self-loop beyond the chosen dtype (65535 in uint16 under int16)
+    is no edge, from a host matrix and from a CuPy one; it was a negative cycle before 454d8aa."""
+    w = np.array([[loop, 2, 9], [3, 0, 9], [9, 9, loop]], dtype=source)
+    g = fw.Graph.from_dense(cp.asarray(w) if on_device else w, missing=9)
+    r = fw.solve(g, backend=backend, algorithm=algorithm, **options)
+    assert not r.has_negative_cycle
+    np.testing.assert_array_equal(to_host(r.to_dense()), [[0, 2, np.inf], [3, 0, np.inf], [np.inf, np.inf, 0]])
+

@@ -1,6 +1,7 @@
 """The GPU main job as processes from the shell, two source trees in one run (issue 37).
 
-    python3 bench/device/process_gpu.py [--before OLD/src] --after src --work DIR --out FILE.json
+    python3 bench/device/process_gpu.py [--before OLD/src] --after src --work DIR --out FILE.json \
+        [--fresh] [--bytecode] [--gpus 2,4]
 
 Each measurement is a new ``python3 -m floydwarp solve ...`` process (``PYTHONPATH`` = the tree)
 timed from its spawn to its exit, with the lines it prints.  Each tree is compiled to bytecode
@@ -12,6 +13,15 @@ more of ``gpu start`` on one H200, bench/results/process-gpu-h200-s22/).  The ki
   kernel caches (a new ``CUPY_CACHE_DIR`` and ``FLOYDWARP_CACHE_DIR`` per process): the first
   run on a fresh machine; 3 per tree, alternated; each record names the CuPy kernels the run
   compiled (``cupy_kernels_compiled``: the files it left in CuPy's cache);
+* ``fresh`` (with ``--fresh``; root only): the cold run with the kernel's page cache emptied
+  first (``/proc/sys/vm/drop_caches``), so NumPy, CuPy and the CUDA libraries come from disk as
+  on a newly started machine; 3 per tree, alternated, each followed by a floor process from an
+  emptied page cache (``floor-fresh``);
+* with ``--bytecode``, every process reads bytecode for all that the main and file jobs import
+  (NumPy, CuPy, Numba, Click, the standard library, the tree) from a cache folder of its own
+  (``PYTHONPYCACHEPREFIX``),
+  as ``pip install`` leaves them: the device ships no bytecode for NumPy and exports
+  ``PYTHONDONTWRITEBYTECODE=1``, so there every process compiles NumPy from source;
 * ``warm``: the same with those caches filled by the cold runs: the second run; 3 per tree,
   alternated, and the new tree again with ``--generate-on host`` (the host's generator, the
   rest of the new path);
@@ -56,6 +66,16 @@ matrix = cupy.zeros((32768, 32768), dtype=cupy.int32)
 cupy.cuda.runtime.deviceSynchronize()
 time.sleep(float(sys.argv[1]))
 """
+#: the main job that lists, in the file named by its first argument, the source of every module it imported
+IMPORTED = """
+import atexit, runpy, sys
+listing, sys.argv = sys.argv[1], ["floydwarp", *sys.argv[2:]]
+atexit.register(lambda: open(listing, "w").write("\\n".join(sorted({
+    m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__", None) or "").endswith(".py")}))))
+runpy.run_module("floydwarp", run_name="__main__")
+"""
+#: what every measured process gets on top of this one's environment (--bytecode adds its cache folder)
+EXTRA_ENV = {}
 FILE_N, FILE_PERCENT = 16384, 5
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
@@ -96,7 +116,7 @@ def multi_gpu_runs(gpus: int, mpiexec: str | None) -> dict:
 
 
 def run(tree: str, args: list, caches: Path, launcher=(), program=("-m", "floydwarp")) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree, "CUPY_CACHE_DIR": str(caches / "cupy"),
+    env = {**os.environ, **EXTRA_ENV, "PYTHONPATH": tree, "CUPY_CACHE_DIR": str(caches / "cupy"),
            "FLOYDWARP_CACHE_DIR": str(caches / "floydwarp"), **(MPI_ENV if launcher else {})}
     t0 = time.perf_counter()
     done = subprocess.run([*launcher, sys.executable, *program, *args], env=env, capture_output=True, text=True)
@@ -107,6 +127,37 @@ def run(tree: str, args: list, caches: Path, launcher=(), program=("-m", "floydw
               **parse(done.stdout)}
     if "compute_s" in record:
         record["wall_over_compute"] = wall / record["compute_s"]
+    return record
+
+
+def bytecode_for_imports(tree: str, jobs: list, work: Path) -> Path:
+    """Compile every module that ``jobs`` (floydwarp argument lists) import from ``tree`` into a
+    cache folder of its own (``sys.pycache_prefix``); that folder, for ``PYTHONPYCACHEPREFIX``.
+    A module left out would be compiled from source in every process: list every job measured."""
+    prefix, sources = work / "pycache", set()
+    for i, job in enumerate(jobs):
+        listing = work / f"imported-{i}.txt"
+        run(tree, [str(listing), *job], work / "listing", program=("-c", IMPORTED))
+        sources.update(listing.read_text().split())
+    saved, sys.pycache_prefix = sys.pycache_prefix, str(prefix)
+    try:
+        for source in sorted(sources):
+            compileall.compile_file(source, quiet=2)
+    finally:
+        sys.pycache_prefix = saved
+    return prefix
+
+
+def drop_page_cache():
+    """Empties the page cache (root only): the next process reads its libraries from disk."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def floor_run(tree: str, hold: float, caches: Path) -> dict:
+    record = {**run(tree, [str(hold)], caches, program=("-c", FLOOR)), "held_s": hold}
+    if hold:
+        record["wall_over_compute"] = record["wall_s"] / hold
     return record
 
 
@@ -126,12 +177,19 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--gpus", default="", help="GPU counts of the multi kind, e.g. 2,4 (default: none)")
+    ap.add_argument("--bytecode", action="store_true", help="every process reads bytecode of all it imports")
+    ap.add_argument("--fresh", action="store_true", help="also the fresh kind: the page cache emptied before each run")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     trees = {name: str(Path(tree).resolve()) for name, tree in (("before", a.before), ("after", a.after)) if tree}
+    work = Path(a.work)
+    graph = work / "g.in"
+    file_job = ["solve", str(graph), "--backend", "gpu", "--dtype", "int32"]
+    run(trees["after"], ["generate", str(FILE_N), "-p", str(FILE_PERCENT), "-s", "3", "-o", str(graph)], work / "gen")
+    if a.bytecode:
+        EXTRA_ENV["PYTHONPYCACHEPREFIX"] = str(bytecode_for_imports(trees["after"], [MAIN, file_job], work))
     for tree in trees.values():
         compileall.compile_dir(tree, quiet=1)
-    work = Path(a.work)
     records = {}
 
     def add(kind, name, rec):
@@ -146,20 +204,22 @@ def main():
             add("cold", name, record)
             if i == 0:
                 run(trees[name], MAIN, warm[name])              # fills this tree's caches for the warm runs
+    for i in range(a.repeats if a.fresh else 0):               # fresh: no kernel nor page cache
+        for name in (trees if i % 2 == 0 else list(trees)[::-1]):
+            cold = Path(tempfile.mkdtemp(dir=work, prefix=f"fresh-{name}-"))
+            drop_page_cache()
+            add("fresh", name, run(trees[name], MAIN, cold))
+        drop_page_cache()
+        add("floor-fresh", "after", floor_run(trees["after"], records["fresh/after"][-1].get("compute_s", 0.0), cold))
     for i in range(a.repeats):                                  # warm: the caches kept
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
             add("warm", name, run(trees[name], MAIN, warm[name]))
         hold = records["warm/after"][-1].get("compute_s", 0.0)
-        floor = {**run(trees["after"], [str(hold)], warm["after"], program=("-c", FLOOR)), "held_s": hold}
-        if hold:
-            floor["wall_over_compute"] = floor["wall_s"] / hold
-        add("floor", "after", floor)
+        add("floor", "after", floor_run(trees["after"], hold, warm["after"]))
         add("warm", "after-host-generator", run(trees["after"], [*MAIN, "--generate-on", "host"], warm["after"]))
-    graph = work / "g.in"
-    run(trees["after"], ["generate", str(FILE_N), "-p", str(FILE_PERCENT), "-s", "3", "-o", str(graph)], warm["after"])
     for i in range(a.repeats):
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
-            add("file", name, run(trees[name], ["solve", str(graph), "--backend", "gpu", "--dtype", "int32"],
+            add("file", name, run(trees[name], file_job,
                                   warm[name]))
     mpiexec = shutil.which("mpiexec")
     for gpus in (int(g) for g in a.gpus.split(",") if g):
@@ -168,14 +228,16 @@ def main():
                 for kind, (launcher, args) in multi_gpu_runs(gpus, mpiexec).items():
                     add("multi", f"{kind}/{name}", run(trees[name], args, warm[name], launcher))
     e2e = subprocess.run([sys.executable, "bench/e2e_gpu.py", "--sizes", "32768", "--dtypes", "int32", "-p", "5",
-                          "--repeats", "3"], env={**os.environ, "PYTHONPATH": trees["after"]}, capture_output=True,
+                          "--repeats", "3"], env={**os.environ, **EXTRA_ENV, "PYTHONPATH": trees["after"]},
+                         capture_output=True,
                          text=True)
     in_process = [json.loads(line) for line in e2e.stdout.splitlines() if line.startswith("{")]
     summary = {key: medians(recs) for key, recs in records.items()}
     print(json.dumps(summary, indent=1))
     print(json.dumps([{k: r[k] for k in ("whole_s", "ratio_to_compute", "stages_s") if k in r} for r in in_process]))
-    Path(a.out).write_text(json.dumps({"trees": trees, "main_job": MAIN, "summary": summary, "records": records,
-                                       "in_process": in_process, "e2e_stderr": e2e.stderr[-4000:]}, indent=1))
+    Path(a.out).write_text(json.dumps({"trees": trees, "main_job": MAIN, "env": EXTRA_ENV, "summary": summary,
+                                       "records": records, "in_process": in_process,
+                                       "e2e_stderr": e2e.stderr[-4000:]}, indent=1))
 
 
 if __name__ == "__main__":
