@@ -285,8 +285,8 @@ def test_the_process_study_runs_the_main_job_on_several_gpus_as_the_cli_accepts(
 
 
 def test_the_process_study_gives_bytecode_to_all_each_job_imports(tmp_path):
-    """process_gpu.py --bytecode: every module that each measured job imports gets bytecode in a
-    cache folder of its own, and this process's own ``sys.pycache_prefix`` is left as it was."""
+    """process_gpu.py --bytecode: every module that each measured job imports, and the whole tree,
+    get bytecode in a cache folder of their own; this process's ``sys.pycache_prefix`` is left as it was."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("process_gpu", BENCH / "device" / "process_gpu.py")
@@ -295,15 +295,16 @@ def test_the_process_study_gives_bytecode_to_all_each_job_imports(tmp_path):
     graph = tmp_path / "g.in"
     study.run(str(SRC.parent), ["generate", "40", "-p", "20", "-o", str(graph)], tmp_path / "gen")
     before = sys.pycache_prefix
-    prefix = study.bytecode_for_imports(str(SRC.parent), [["solve", "--generate", "30"], ["solve", str(graph)]],
-                                        tmp_path)
+    tree = {"after": str(SRC.parent)}
+    prefix = study.bytecode_for_imports(tree, [["solve", "--generate", "30"], ["solve", str(graph)]], tmp_path)
     assert sys.pycache_prefix == before
     imported = [set((tmp_path / f"imported-{i}.txt").read_text().split()) for i in (0, 1)]
     assert str(SRC / "cli" / "solve.py") in imported[0] & imported[1]
     assert any(f.endswith(os.path.join("numpy", "__init__.py")) for f in imported[0])
     sys.pycache_prefix = str(prefix)
     try:
-        assert all(os.path.isfile(importlib.util.cache_from_source(f)) for f in imported[0] | imported[1])
+        every = imported[0] | imported[1] | {str(f) for f in SRC.rglob("*.py")}         # the whole tree too
+        assert all(os.path.isfile(importlib.util.cache_from_source(f)) for f in every)
     finally:
         sys.pycache_prefix = before
 

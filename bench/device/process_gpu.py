@@ -17,11 +17,6 @@ more of ``gpu start`` on one H200, bench/results/process-gpu-h200-s22/).  The ki
   first (``/proc/sys/vm/drop_caches``), so NumPy, CuPy and the CUDA libraries come from disk as
   on a newly started machine; 3 per tree, alternated, each followed by a floor process from an
   emptied page cache (``floor-fresh``);
-* with ``--bytecode``, every process reads bytecode for all that the main and file jobs import
-  (NumPy, CuPy, Numba, Click, the standard library, the tree) from a cache folder of its own
-  (``PYTHONPYCACHEPREFIX``),
-  as ``pip install`` leaves them: the device ships no bytecode for NumPy and exports
-  ``PYTHONDONTWRITEBYTECODE=1``, so there every process compiles NumPy from source;
 * ``warm``: the same with those caches filled by the cold runs: the second run; 3 per tree,
   alternated, and the new tree again with ``--generate-on host`` (the host's generator, the
   rest of the new path);
@@ -36,6 +31,13 @@ more of ``gpu start`` on one H200, bench/results/process-gpu-h200-s22/).  The ki
 * ``multi`` (with ``--gpus 2,4``, issue 38): the main job on N GPUs, as threads (``--gpus N``,
   ``threads-N``) and under ``mpiexec -n N ... --distributed -a gpu-2d`` (``mpi-N``; with
   ``HWLOC_COMPONENTS`` exported, as the README advises on one host), 3 per tree, alternated.
+
+With ``--bytecode``, every process reads bytecode, from a cache folder of its own
+(``PYTHONPYCACHEPREFIX``), for the trees and for all that the main and file jobs import (NumPy,
+CuPy, Numba, Click, the standard library), as ``pip install`` leaves an environment.  The device
+ships no bytecode for NumPy and exports ``PYTHONDONTWRITEBYTECODE=1``, so there, without it,
+every process compiles NumPy from source (0.3-0.5 s of a process on one H200,
+bench/results/process-gpu-h200-s23/).
 
 Medians per tree and kind go to stdout and, with every process's wall time and lines, to
 ``--out``.  Each process's wall over its printed compute is the ratio the issue's goals name.
@@ -130,19 +132,21 @@ def run(tree: str, args: list, caches: Path, launcher=(), program=("-m", "floydw
     return record
 
 
-def bytecode_for_imports(tree: str, jobs: list, work: Path) -> Path:
-    """Compile every module that ``jobs`` (floydwarp argument lists) import from ``tree`` into a
-    cache folder of its own (``sys.pycache_prefix``); that folder, for ``PYTHONPYCACHEPREFIX``.
+def bytecode_for_imports(trees: dict, jobs: list, work: Path) -> Path:
+    """Compile the trees, and every module that ``jobs`` (floydwarp argument lists) import, into
+    a cache folder of their own (``sys.pycache_prefix``); that folder, for ``PYTHONPYCACHEPREFIX``.
     A module left out would be compiled from source in every process: list every job measured."""
     prefix, sources = work / "pycache", set()
     for i, job in enumerate(jobs):
         listing = work / f"imported-{i}.txt"
-        run(tree, [str(listing), *job], work / "listing", program=("-c", IMPORTED))
+        run(trees["after"], [str(listing), *job], work / "listing", program=("-c", IMPORTED))
         sources.update(listing.read_text().split())
     saved, sys.pycache_prefix = sys.pycache_prefix, str(prefix)
     try:
         for source in sorted(sources):
             compileall.compile_file(source, quiet=2)
+        for tree in trees.values():
+            compileall.compile_dir(tree, quiet=1)
     finally:
         sys.pycache_prefix = saved
     return prefix
@@ -187,9 +191,10 @@ def main():
     file_job = ["solve", str(graph), "--backend", "gpu", "--dtype", "int32"]
     run(trees["after"], ["generate", str(FILE_N), "-p", str(FILE_PERCENT), "-s", "3", "-o", str(graph)], work / "gen")
     if a.bytecode:
-        EXTRA_ENV["PYTHONPYCACHEPREFIX"] = str(bytecode_for_imports(trees["after"], [MAIN, file_job], work))
-    for tree in trees.values():
-        compileall.compile_dir(tree, quiet=1)
+        EXTRA_ENV["PYTHONPYCACHEPREFIX"] = str(bytecode_for_imports(trees, [MAIN, file_job], work))
+    else:
+        for tree in trees.values():
+            compileall.compile_dir(tree, quiet=1)
     records = {}
 
     def add(kind, name, rec):
@@ -219,8 +224,7 @@ def main():
         add("warm", "after-host-generator", run(trees["after"], [*MAIN, "--generate-on", "host"], warm["after"]))
     for i in range(a.repeats):
         for name in (trees if i % 2 == 0 else list(trees)[::-1]):
-            add("file", name, run(trees[name], file_job,
-                                  warm[name]))
+            add("file", name, run(trees[name], file_job, warm[name]))
     mpiexec = shutil.which("mpiexec")
     for gpus in (int(g) for g in a.gpus.split(",") if g):
         for i in range(a.repeats):
