@@ -121,3 +121,25 @@ def test_a_device_matrix_diagonal_is_told_from_its_entries(monkeypatch, source, 
     w = np.array([[loop, 2, 9, 1], [3, low, 9, 9], [9, 9, 9, 9], [9, 9, 9, 0]], dtype=source)
     rows = fw.Graph.from_dense(w, missing=9).matrix_rows(0, 4, np.int16, 99)
     assert rows.tolist() == [[0, 2, 99, 1], [3, low, 99, 99], [99, 99, 0, 99], [99, 99, 99, 0]]
+
+
+@pytest.mark.parametrize("backend, algorithm", CPU)
+@pytest.mark.parametrize("weights", [[1e39, 0.5, 1], [-1e39, 0.5, 1], [2e38, 2e38, 0.5]],
+                         ids=["a weight beyond float32", "a negative one", "a sum beyond float32"])
+def test_explicit_float32_refuses_real_weights_whose_paths_leave_its_range(weights, backend, algorithm):
+    """float32 holds |d| up to 3.4e38: a weight cast beyond it was inf (an edge lost, a pair
+    unreachable) and a longer sum overflowed the same way, silently.  Refused now, as an integer
+    dtype that cannot hold the answer is; float64 solves it."""
+    g = fw.Graph.from_edges([0, 1, 2], [1, 2, 3], np.array(weights), n=4)
+    with pytest.raises(DtypeError, match=r"float32 holds \|d\| <= 3.40282e\+38\); use float64"):
+        fw.solve(g, backend=backend, algorithm=algorithm, dtype="float32")
+    with pytest.raises(DtypeError, match="use float64"):
+        fw.solve_batch([g], backend="cpu", dtype="float32")
+    r = fw.solve(g, backend=backend, algorithm=algorithm, dtype="float64")
+    assert r.reachable(0, 3) and r.dist[0, 3] == sum(weights)
+
+
+def test_explicit_float32_still_solves_real_weights_it_holds():
+    g = fw.Graph.from_edges([0, 1], [1, 2], np.array([1e38, 0.5]), n=3)
+    r = fw.solve(g, dtype="float32")
+    assert r.dtype.name == "float32" and r.dist[0, 2] == np.float32(1e38) + np.float32(0.5)

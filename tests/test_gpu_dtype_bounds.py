@@ -85,3 +85,11 @@ def test_gpu_large_non_negative_self_loop_changes_nothing(source, loop, backend,
     assert not r.has_negative_cycle
     np.testing.assert_array_equal(to_host(r.to_dense()), [[0, 2, np.inf], [3, 0, np.inf], [np.inf, np.inf, 0]])
 
+
+
+@pytest.mark.parametrize("algorithm", sorted(IMPLS))
+def test_gpu_explicit_float32_refuses_real_weights_whose_paths_leave_its_range(algorithm):
+    """The twin of the CPU test: 1e39 in float32 was inf, an edge lost without a word."""
+    g = fw.Graph.from_edges([0, 1, 2], [1, 2, 3], np.array([2e38, 2e38, 0.5]), n=4)
+    with pytest.raises(DtypeError, match="use float64"):
+        fw.solve(g, backend="gpu", algorithm=algorithm, dtype="float32")

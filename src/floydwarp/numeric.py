@@ -52,6 +52,7 @@ _AUTO_INTEGER_ORDER = ("int16", "int32", "int64")
 #: float32 adds integers exactly up to 2**24.
 _FLOAT32_EXACT = 2 ** 24
 _FLOAT64_EXACT = 2 ** 53
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def canonical_dtype(dtype) -> np.dtype:
@@ -118,7 +119,8 @@ def fits(dtype, stats: WeightStats) -> bool:
     if dt.kind == "i":
         return holds(stats, int(inf_of(dt)))
     if dt.name == "float32":
-        return not stats.integral or _int_span(stats) <= _FLOAT32_EXACT
+        # real weights: every sum must stay finite (1e39 cast to float32 is inf: an edge lost)
+        return _int_span(stats) <= _FLOAT32_EXACT if stats.integral else stats.span <= _FLOAT32_MAX
     return True
 
 
@@ -203,11 +205,11 @@ def choose_dtype(requested, stats: WeightStats) -> DtypeChoice:
         return DtypeChoice(dt, False)
     if checkable_after_run(dt, stats):
         return DtypeChoice(dt, True)
+    held = f"|d| < {exact_limit(dt)}" if stats.integral else f"|d| <= {np.finfo(dt).max:.6g}"
     raise DtypeError(
         f"dtype {dt.name} cannot provably hold every shortest path of this graph "
         f"(paths can reach {_shown(stats.pos_bound)} and {_shown(-stats.neg_bound)}, "
-        f"{dt.name} holds |d| < {exact_limit(dt)}); "
-        f"use {smallest_fitting(stats).name}")
+        f"{dt.name} holds {held}); use {smallest_fitting(stats).name}")
 
 
 @functools.lru_cache(maxsize=256)
