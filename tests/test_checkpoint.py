@@ -293,3 +293,32 @@ def test_a_signal_between_run_json_and_the_first_round(tmp_path, sig):
     assert ("holds no saved round yet" in err) == (sig == "SIGKILL")
     whole = fw.solve(fw.generate.erdos_renyi(1500, 10, seed=9), backend="cpu", block_size=64)
     assert np.array_equal(fw.Result.load(out).dist, whole.dist)
+
+
+@pytest.mark.parametrize("stop_call", [2, 10], ids=["in the integer run", "in its float64 rerun"])
+def test_a_run_with_a_negative_cycle_resumes_bit_identical(tmp_path, stop_call):
+    """An integer run that meets a negative cycle reruns in float64; a checkpointed one saves that
+    rerun in a folder of its own (DIR/float64).  Before, the resumed run handed the rerun the
+    integer checkpoint, which refused it after every round was done: the run could not finish."""
+    import itertools
+
+    rng = np.random.default_rng(0)
+    n = 100
+    g = fw.Graph.from_edges(rng.integers(0, n, 1500), rng.integers(0, n, 1500), rng.integers(-10, 30, 1500), n=n)
+    kw = dict(backend="cpu", block_size=16, predecessors=False)
+    whole = fw.solve(g, **kw)
+    assert whole.has_negative_cycle and whole.dtype.name == "int16"
+    calls = itertools.count(1)                  # 7 rounds of the integer run, then 7 of the rerun
+
+    def report(done, total):
+        if next(calls) == stop_call:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(CheckpointInterrupt):
+        fw.solve(g, checkpoint=tmp_path, progress=report, **kw)
+    from floydwarp.checkpoint import saved
+
+    assert (tmp_path / "float64" / "manifest.json").exists() == (stop_call > 7)
+    assert saved(tmp_path)                      # what `floydwarp solve --resume` asks before it resumes
+    resumed = fw.solve(g, resume=tmp_path, **kw)
+    assert resumed.has_negative_cycle and np.array_equal(resumed.dist, whole.dist)

@@ -302,6 +302,34 @@ def requested(plan) -> bool:
     return bool(plan.options.get("checkpoint") or plan.options.get("resume"))
 
 
+#: the folder, inside a run's, where its float64 rerun saves (the solver reruns an integer run
+#: that met a negative cycle in float64; the rerun's identity differs, so the run's own folder
+#: would refuse it)
+FLOAT64_RERUN = "float64"
+
+
+def rerun_options(options: dict) -> dict:
+    """The options of a checkpointed run's float64 rerun: it saves in ``DIR/float64``, and a
+    resumed run resumes it there where it had saved (:func:`rerun_saved`)."""
+    folder = options.get("checkpoint") or options.get("resume")
+    if not folder:
+        return options
+    own = Path(folder) / FLOAT64_RERUN
+    return {**options, "checkpoint": own, "resume": own if rerun_saved(options) else None}
+
+
+def rerun_saved(options: dict) -> bool:
+    """Whether a resumed run had stopped in its float64 rerun: the integer run had ended (and
+    removed its own checkpoint), so the resume goes on with the rerun."""
+    resume = options.get("resume")
+    return bool(resume) and (Path(resume) / FLOAT64_RERUN / MANIFEST).exists()
+
+
+def saved(folder) -> bool:
+    """Whether ``folder`` holds a saved round to resume from: the run's, or its rerun's."""
+    return any((Path(folder) / sub / MANIFEST).exists() for sub in ("", FLOAT64_RERUN))
+
+
 def from_plan(plan, graph, *, block: int, comm=None, extra=None) -> Checkpointer | None:
     """The checkpointer a plan asks for (``checkpoint=DIR`` or ``resume=DIR``), or None.
 

@@ -128,15 +128,19 @@ _PARAMETERS = tuple(inspect.signature(solve).parameters)[1:-1]
 
 def _run(impl, graph, plan, stats):
     """Run one engine: exact distances with unreachable pairs at INF, and whether a diagonal went negative."""
-    out = impl.run(graph, plan)
-    if out.metadata.get("output_file"):
-        # written rank by rank (mpi): the ranks applied these rules to their own parts
-        return out, out.negative_diagonal
-    negative = out.negative_diagonal
-    if negative is None:
-        negative = _has_negative_diagonal(out.dist, plan)
-    if negative and plan.clamp:
-        out = _rerun_in_float64(impl, graph, plan, out)
+    if plan.clamp and plan.options.get("resume") and _float64_rerun_saved(plan):
+        # stopped in the float64 rerun: the integer run had ended in a negative cycle
+        out, negative = _rerun_in_float64(impl, graph, plan, None), True
+    else:
+        out = impl.run(graph, plan)
+        if out.metadata.get("output_file"):
+            # written rank by rank (mpi): the ranks applied these rules to their own parts
+            return out, out.negative_diagonal
+        negative = out.negative_diagonal
+        if negative is None:
+            negative = _has_negative_diagonal(out.dist, plan)
+        if negative and plan.clamp:
+            out = _rerun_in_float64(impl, graph, plan, out)
     if out.dist is not None:
         numeric.normalize_unreachable(out.dist, plan.dtype, stats)
         if out.pred is not None:
@@ -189,13 +193,24 @@ def _rerun_in_float64(impl, graph, plan, first):
     """Integer runs clamp at -INF to stay in range, but with a negative cycle the
     clamped values can leak into pairs the cycle does not touch (INF + -INF = 0).
     float64 keeps those pairs exact (inf + -inf is NaN, which never wins), so the
-    distances are recomputed there and cast back."""
+    distances are recomputed there and cast back (a checkpointed run's rerun saves in a
+    folder of its own inside the run's; ``first`` is None where a resumed run goes straight
+    on with the rerun it had stopped in)."""
+    from .checkpoint import rerun_options
+
     out = impl.run(graph, dataclasses.replace(plan, dtype=np.dtype("float64"), inf=np.inf, clamp=False,
-                                              verify_after=False))
+                                              verify_after=False, options=rerun_options(plan.options)))
     dist = out.dist
     if dist is not None:
         dist = numeric.from_float64(dist, plan.dtype, plan.inf)
-    return dataclasses.replace(out, dist=dist, timings=_merged_timings(first.timings, out.timings))
+    timings = out.timings if first is None else _merged_timings(first.timings, out.timings)
+    return dataclasses.replace(out, dist=dist, timings=timings)
+
+
+def _float64_rerun_saved(plan) -> bool:
+    from .checkpoint import rerun_saved
+
+    return rerun_saved(plan.options)
 
 
 def _rerun_in_k_order(graph, plan, stats, first):

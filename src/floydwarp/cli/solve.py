@@ -131,9 +131,9 @@ def _checked(ctx, given: dict) -> dict:
             raise click.UsageError(f"--resume continues the run saved in {job['resume']} with its own settings; "
                                    f"drop {', '.join(named) or '--checkpoint'}", ctx)
         job.update(load_run_settings(job["resume"]), checkpoint=job["resume"])
-        from ..checkpoint import MANIFEST
+        from ..checkpoint import saved
 
-        if not (job["resume"] / MANIFEST).exists():   # stopped (or killed) before its first save
+        if not saved(job["resume"]):                   # stopped (or killed) before its first save
             click.echo(f"note: {job['resume']} holds no saved round yet: the run starts from its beginning", err=True)
             job["resume"] = None
     if (job["input"] is None) == (job["generate"] is None):
