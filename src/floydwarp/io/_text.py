@@ -299,18 +299,24 @@ def record_tokens(data: bytes, ncols: int, columns: Sequence[str], path: Path) -
 
 
 # ---------------------------------------------------------------------- writing
-_POW10 = np.array([10 ** k for k in range(19)], dtype=np.uint64)
+_POW10 = np.array([10 ** k for k in range(20)], dtype=np.uint64)
+#: integral floats below this magnitude are written as integers (int64 holds them)
+_INT64_SAFE = 2.0 ** 63
 _FORMAT_ROWS = 1 << 20
 
 
 def _int_grid(values: np.ndarray):
-    """Right-aligned ASCII digits of int64 values: ``(grid uint8 (m, w), keep bool (m, w))``."""
-    v = values.astype(np.int64, copy=False)
-    neg = v < 0
-    mag = np.where(neg, -(v + 1), v).astype(np.uint64) + neg.astype(np.uint64)   # |v| without overflow
+    """Right-aligned ASCII digits of integer values (any NumPy integer dtype, uint64 included):
+    ``(grid uint8 (m, w), keep bool (m, w))``."""
+    if values.dtype == np.uint64:
+        neg, mag = np.zeros(values.size, dtype=bool), values
+    else:
+        v = values.astype(np.int64, copy=False)
+        neg = v < 0
+        mag = np.where(neg, -(v + 1), v).astype(np.uint64) + neg.astype(np.uint64)   # |v| without overflow
     ndig = np.maximum(np.searchsorted(_POW10, mag, side="right"), 1)
-    width = int((ndig + neg).max()) if v.size else 1
-    grid = np.empty((v.size, width), dtype=np.uint8)
+    width = int((ndig + neg).max()) if mag.size else 1
+    grid = np.empty((mag.size, width), dtype=np.uint8)
     rest = mag.copy()
     for p in range(width - 1, -1, -1):
         grid[:, p] = (rest % 10).astype(np.uint8) + 48
@@ -338,7 +344,8 @@ def format_rows(columns: Sequence[np.ndarray], sep: bytes = b" ", prefix: bytes 
     """Lines ``prefix col0 sep col1 sep ... \\n`` as byte blocks.
 
     Integer columns are formatted with vectorized digit arithmetic; float columns use
-    ``repr`` (shortest round-trip form); integral floats are written as integers.
+    ``repr`` (shortest round-trip form); integral floats that int64 holds are written as
+    integers (a larger one, cast, would wrap: 1e20 was written as -9223372036854775808).
     """
     m = len(columns[0]) if columns else 0
     for lo in range(0, m, _FORMAT_ROWS):
@@ -350,10 +357,10 @@ def format_rows(columns: Sequence[np.ndarray], sep: bytes = b" ", prefix: bytes 
                            np.ones((rows, len(prefix)), dtype=bool)))
         for c, col in enumerate(columns):
             part = np.asarray(col[lo:hi])
-            if part.dtype.kind == "f" and not np.all(part == np.round(part)):
+            if part.dtype.kind == "f" and not (np.all(part == np.round(part)) and np.all(np.abs(part) < _INT64_SAFE)):
                 pieces.append(_text_grid([repr(float(x)) for x in part.tolist()]))
             else:
-                pieces.append(_int_grid(part.astype(np.int64)))
+                pieces.append(_int_grid(part if part.dtype.kind in "iu" else part.astype(np.int64)))
             tail = sep if c < len(columns) - 1 else b"\n"
             pieces.append((np.broadcast_to(np.frombuffer(tail, np.uint8), (rows, len(tail))),
                            np.ones((rows, len(tail)), dtype=bool)))

@@ -13,7 +13,8 @@ Reading
   and the labels are then the integers themselves).
 * A first line ``# floydwarp edgelist n=N ...`` (written by :func:`write`) gives the
   vertex count, so isolated vertices survive a round trip.
-* Quoted CSV fields are read with the ``csv`` module (slower, but exact).
+* Quoted fields are read line by line in Python (slower, but exact: a quoted field keeps its
+  spaces).
 
 Writing
 -------
@@ -27,8 +28,6 @@ as an edge.
 """
 from __future__ import annotations
 
-import csv
-import io as _io
 import re
 from pathlib import Path
 
@@ -46,8 +45,11 @@ _HEADER_WORDS = {
     "cost", "length", "distance", "dist", "tail", "head", "node1", "node2", "start", "end",
     "weights", "value", "id1", "id2", "from_node", "to_node", "source_id", "target_id", "vertex1", "vertex2",
 }
-_MAGIC = re.compile(rb"\A[ \t]*#[ \t]*floydwarp edgelist n=(\d+)(?: m=\d+)?( labels)?")
-_SEPARATORS = {b",": ",", b"\t": "\t", b";": ";"}
+_MAGIC = re.compile(rb"\A[ \t]*#[ \t]*floydwarp edgelist n=(\d+)(?: m=(\d+))?( labels)?")
+_SEPARATORS = (b",", b"\t", b";")
+#: what a written label is quoted for (or refused, in a whitespace-separated file)
+_QUOTED = '",;'
+_QUOTED_FIELD = re.compile(rb'"(?:[^"]|"")*"')
 
 
 class _NamesFound(Exception):
@@ -77,10 +79,22 @@ def read(path, *, labels: bool | None = None, header: bool | None = None,
     path = Path(path)
     data = _text.read_bytes(path)
     magic = _MAGIC.match(data)
-    if magic and magic.group(2) and labels is None:
+    if magic and magic.group(3) and labels is None:
         labels = True                      # written from a labelled graph: names are labels
     if magic and n is None and labels is not True:
         n = check_vertex_count(int(magic.group(1)), f"{path}: line 1: n={int(magic.group(1))}")
+    src, dst, weight, n, names = _records(path, data, labels, header, delimiter, n)
+    if magic and magic.group(2) is not None and src.size != int(magic.group(2)):
+        # a file cut short (or grown) reads as another graph: refuse it
+        raise FloydwarpError(f"{path}: line 1 declares m={int(magic.group(2))} edges, the file holds {src.size}")
+    if undirected:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        weight = np.concatenate([weight, weight])
+    return Graph.from_edges(src, dst, weight, n=n, labels=names)
+
+
+def _records(path, data, labels, header, delimiter, n):
+    """``(src, dst, weight, n, labels)`` of the file's records, one edge a record."""
     if b"#" in data or b"%" in data:
         data = _text.blank_lines(data, rb"[ \t]*[#%]")
     first = _text.next_line(data)
@@ -89,23 +103,23 @@ def read(path, *, labels: bool | None = None, header: bool | None = None,
     line = data[first[0]:first[1]]
     sep = _detect_separator(line) if delimiter is None else (delimiter.encode() if delimiter.strip() else None)
     if b'"' in data and sep is not None:
-        return _read_csv_module(path, data, sep.decode(), labels, header, undirected, n)
+        return _read_quoted(path, data, sep.decode(), labels, header, n)
     try:
-        return _read_fast(path, data, first, sep, labels, header, undirected, n)
+        return _read_fast(path, data, first, sep, labels, header, n)
     except FloydwarpError:
         if sep is None:
             raise
         # names with spaces inside comma/tab/semicolon fields: the csv module reads those
         # (and words its own error when the file really is malformed)
-        return _read_csv_module(path, data, sep.decode(), labels, header, undirected, n)
+        return _read_quoted(path, data, sep.decode(), labels, header, n)
 
 
 def _empty(n, labels):
     e = np.zeros(0, np.int64)
-    return Graph.from_edges(e, e, e, n=0 if labels else (n or 0), labels=[] if labels else None)
+    return e, e, e, 0 if labels else (n or 0), [] if labels else None
 
 
-def _read_fast(path, data, first, sep, labels, header, undirected, n):
+def _read_fast(path, data, first, sep, labels, header, n):
     """The vectorized reader: separators become spaces, then NumPy parses the records."""
     line = data[first[0]:first[1]]
     tokens = line.split(sep) if sep is not None else line.split()
@@ -129,15 +143,16 @@ def _read_fast(path, data, first, sep, labels, header, undirected, n):
     want_labels = labels is True or (labels is None and not all(_text.is_integer(t) for t in tokens[:2]))
     if not want_labels:
         try:
-            return _read_numeric(path, data, ncols, undirected, n, labels)
+            return _read_numeric(path, data, ncols, n, labels)
         except _NamesFound:
             if labels is False:
                 raise
-    return _read_labelled(path, data, ncols, undirected, force_int=labels is True)
+    return _read_labelled(path, data, ncols, force_int=labels is True)
 
 
 def _detect_separator(line: bytes):
-    for sep in (b",", b"\t", b";"):
+    line = _QUOTED_FIELD.sub(b"", line)        # a quoted label may hold any of them
+    for sep in _SEPARATORS:
         if sep in line:
             return sep
     return None
@@ -151,7 +166,7 @@ def _looks_like_header(tokens) -> bool:
     return len(words) in (2, 3) and all(w in _HEADER_WORDS for w in words)
 
 
-def _read_numeric(path, data, ncols, undirected, n, labels):
+def _read_numeric(path, data, ncols, n, labels):
     try:
         values = _text.parse_records(data, ncols, COLUMNS, path)
     except _text.BadToken as bad:
@@ -192,7 +207,7 @@ def _read_numeric(path, data, ncols, undirected, n, labels):
             f"{path}: line {_text.record_line(data, ncols, r)}: vertex id {int(max(src[r], dst[r]))} "
             f"is out of range 0..{n - 1} (the file declares n={n})")
     weight = _weights(path, data, ncols, values)
-    return _graph(src, dst, weight, n, None, undirected)
+    return src, dst, weight, n, None
 
 
 def _weights(path, data, ncols, values):
@@ -203,14 +218,7 @@ def _weights(path, data, ncols, values):
     return w
 
 
-def _graph(src, dst, weight, n, labels, undirected):
-    if undirected:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-        weight = np.concatenate([weight, weight])
-    return Graph.from_edges(src, dst, weight, n=n, labels=labels)
-
-
-def _read_labelled(path, data, ncols, undirected, force_int):
+def _read_labelled(path, data, ncols, force_int):
     cols = _text.record_tokens(data, ncols, COLUMNS, path)
     m = cols[0].size
     names = np.empty(2 * m, dtype=np.result_type(cols[0].dtype, cols[1].dtype))
@@ -230,20 +238,62 @@ def _read_labelled(path, data, ncols, undirected, force_int):
         if len(set(label_list)) != len(label_list):     # "01" and "1"
             raise FloydwarpError(f"{path}: vertex ids {sorted(label_list)[:5]}... name the same integer twice")
     if ncols == 3:
-        wtok = cols[2]
-        try:
-            weight = wtok.astype(np.float64)
-        except ValueError:
-            r = next(i for i, t in enumerate(wtok.tolist()) if not _text.is_number(t))
-            raise FloydwarpError(
-                f"{path}: line {_text.record_line(data, ncols, r)}: weight {_text.show(wtok[r])} "
-                "is not a number") from None
-        _text.refuse_nonfinite(weight, path, lambda r: _text.record_line(data, ncols, r), "weight")
-        if np.all(weight == np.round(weight)) and np.all(np.abs(weight) < 2 ** 53):
-            weight = weight.astype(np.int64)
+        weight = _token_weights(path, data, ncols, cols[2])
     else:
         weight = np.ones(m, dtype=np.int64)
-    return _graph(ids[0::2], ids[1::2], weight, len(label_list), label_list, undirected)
+    return ids[0::2], ids[1::2], weight, len(label_list), label_list
+
+
+def _token_weights(path, data, ncols, tokens):
+    """The weight column of a labelled edge list: int64 when every token is an integer int64
+    holds (read exactly: float64 rounds those above 2**53), else float64, integral values
+    below 2**53 as int64; the first token that is not a number is refused naming its line
+    (Python's int() and float(), which NumPy's casts call, also take ``1_000``)."""
+    where = lambda r: _text.record_line(data, ncols, r)  # noqa: E731
+    try:
+        if (np.char.find(tokens, b"_") >= 0).any():
+            raise ValueError
+        try:
+            return tokens.astype(np.int64)
+        except (ValueError, OverflowError):
+            weight = tokens.astype(np.float64)
+    except ValueError:
+        r = next(i for i, t in enumerate(tokens.tolist()) if not _text.is_number(t))
+        raise FloydwarpError(f"{path}: line {where(r)}: weight {_text.show(tokens[r])} is not a number") from None
+    _text.refuse_nonfinite(weight, path, where, "weight")
+    if np.all(weight == np.round(weight)) and np.all(np.abs(weight) < 2 ** 53):
+        weight = weight.astype(np.int64)
+    return weight
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _quoted_rows(path, text, delimiter):
+    """``(fields, line)`` of every non-blank row of a delimited text with quoted fields: a quoted
+    field exactly as quoted (``""`` a quote; delimiters, spaces and newlines kept), an unquoted
+    one stripped of the spaces around it.  The csv module strips both alike, so labels
+    ``" a"`` and ``"a"`` were one vertex.  A quote inside an unquoted field, or one never
+    closed, is refused naming its line."""
+    d, blank = re.escape(delimiter), r"[^\S\r\n]*"
+    field = re.compile(rf'{blank}(?:"((?:[^"]|"")*)"{blank}|([^{d}"\r\n]*?){blank})({d}|\r\n|\r|\n|\Z)')
+    pos, line, first, row, quoted_any = 0, 1, 1, [], False
+    while pos < len(text):
+        m = field.match(text, pos)
+        if m is None:
+            raise FloydwarpError(f"{path}: line {line}: a quote inside an unquoted field, or a quoted field "
+                                 "never closed")
+        quoted, plain, end = m.groups()
+        row.append(plain if quoted is None else quoted.replace('""', '"'))
+        quoted_any |= quoted is not None
+        line += len(_NEWLINE.findall(m.group(0)))
+        pos = m.end()
+        if end != delimiter:
+            if quoted_any or any(row):                      # not a blank line, nor delimiters alone
+                yield row, first
+            row, first, quoted_any = [], line, False
+    if row:                                     # the text ends just after a delimiter
+        yield [*row, ""], first
 
 
 def _not_utf8(path, data) -> FloydwarpError:
@@ -256,22 +306,16 @@ def _not_utf8(path, data) -> FloydwarpError:
     return FloydwarpError(f"{path}: not UTF-8 text")
 
 
-def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
-    """Quoted CSV: parse with the csv module (line-by-line Python)."""
+def _read_quoted(path, data, delimiter, labels, header, n):
+    """Quoted CSV (line-by-line Python, :func:`_quoted_rows`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _not_utf8(path, data) from None
     rows, lines = [], []
-    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
-    try:
-        for row in reader:
-            if not row or not "".join(row).strip():
-                continue
-            rows.append([f.strip() for f in row])
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise FloydwarpError(f"{path}: line {reader.line_num}: {exc}") from None
+    for row, line in _quoted_rows(path, text, delimiter):
+        rows.append(row)
+        lines.append(line)
     if not rows:
         return _empty(n, labels)
     if header is None:
@@ -293,10 +337,9 @@ def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
     weights = []
     for row, ln in zip(rows, lines):
         if ncols == 3:
-            try:
-                w = float(row[2]) if not re.fullmatch(r"[+-]?\d+", row[2]) else int(row[2])
-            except ValueError:
-                raise FloydwarpError(f"{path}: line {ln}: weight {row[2]!r} is not a number") from None
+            if not _text.is_number(row[2].encode()):       # int() and float() also take 1_000 and "１２"
+                raise FloydwarpError(f"{path}: line {ln}: weight {row[2]!r} is not a number")
+            w = int(row[2]) if _text.is_integer(row[2].encode()) else float(row[2])
             if isinstance(w, float) and not np.isfinite(w):
                 raise FloydwarpError(f"{path}: line {ln}: weight {w} is not a finite number")
             weights.append(w)
@@ -317,11 +360,11 @@ def _read_csv_module(path, data, delimiter, labels, header, undirected, n):
             bad = int(np.flatnonzero(ids >= n)[0])
             raise FloydwarpError(f"{path}: line {lines[bad // 2]}: vertex id {ids[bad]} is out of range 0..{n - 1} "
                                  f"(the file declares n={n})")
-        return _graph(ids[0::2], ids[1::2], weight, max(top, n or 0), None, undirected)
+        return ids[0::2], ids[1::2], weight, max(top, n or 0), None
     index: dict = {}
     conv = int if labels is True and all(re.fullmatch(r"[+-]?\d+", f) for f in names) else str
     ids = np.asarray([index.setdefault(conv(f), len(index)) for f in names], dtype=np.int64)
-    return _graph(ids[0::2], ids[1::2], weight, len(index), list(index), undirected)
+    return ids[0::2], ids[1::2], weight, len(index), list(index)
 
 
 # ---------------------------------------------------------------------- writing
@@ -345,7 +388,7 @@ def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | No
         if graph.labels is None:
             _text.write_blocks(fh, _text.format_rows([src, dst, w], sep))
         else:
-            names = [_name(lab, delimiter) for lab in graph.labels]
+            names = [_name(lab, delimiter, header) for lab in graph.labels]
             weights = np.asarray(w)
             wtext = ([str(int(x)) for x in weights.tolist()] if weights.dtype.kind in "iu"
                      or np.all(weights == np.round(weights)) else [repr(float(x)) for x in weights.tolist()])
@@ -373,9 +416,13 @@ def _with_every_vertex(graph: Graph, src, dst, w):
             np.concatenate([w, np.zeros(unnamed.size, w.dtype)]))
 
 
-def _name(label, delimiter) -> str:
+def _name(label, delimiter, header) -> str:
+    """A label as a field: quoted where it holds a space, a quote or a character the reader
+    could take for the separator (:func:`_detect_separator`, from the first line: the header
+    where there is one); refused where the file is whitespace-separated, which has no quotes."""
     text = str(label)
-    if not text or any(ch.isspace() or ch in (delimiter, '"') for ch in text) or text[0] in "#%":
+    risky = '"' if header and delimiter.isspace() else _QUOTED
+    if not text or any(ch.isspace() or ch in risky for ch in text) or text[0] in "#%":
         if delimiter.isspace():
             raise FloydwarpError(
                 f"vertex label {text!r} cannot be written to a whitespace-separated edge list; "

@@ -64,9 +64,23 @@ def read(path) -> Graph:
         raise FloydwarpError(f"{path}: {exc}") from None
 
 
+#: float64 holds every integer of magnitude up to this one
+_FLOAT64_EXACT = 2 ** 53
+
+
 def write(graph: Graph, path, *, inputs=()):
-    """Write the graph's n x n float64 weight matrix (``inf`` = no edge, 0 diagonal)."""
+    """Write the graph's n x n float64 weight matrix (``inf`` = no edge, 0 diagonal); integer
+    weights float64 would round (beyond 2**53) are refused, never written rounded."""
     path = Path(path)
+    stats = graph.weight_stats()
+    if max(abs(stats.min_weight), abs(stats.max_weight)) > _FLOAT64_EXACT:     # rare: read every weight
+        w = graph.edges()[2]
+        if w.dtype.kind in "iu":
+            rounded = np.flatnonzero(w.astype(np.float64).astype(object) != w.astype(object))
+            if rounded.size:
+                raise FloydwarpError(f"{path}: a .npy graph holds float64 weights, which round integer weight "
+                                     f"{int(w[rounded[0]])} (beyond 2**53); write a .in, .gr, .mtx or edge-list "
+                                     "file instead")
     matrix = graph.to_matrix(np.float64, np.inf)
     with atomic_path(path, inputs=inputs) as tmp, open(tmp, "wb") as fh:
         save(fh, matrix)
