@@ -63,6 +63,13 @@ def test_ranks_ending_at_different_times_end_the_job_cleanly():
         assert "went on" not in proc.stdout
 
 
+def test_a_dtype_too_narrow_after_the_run_is_refused_on_every_rank():
+    proc, _ = launch(3, "too_narrow.py", timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ranks = last_json(proc.stdout)["ranks"]
+    assert len(ranks) == 3 and ranks[0] and all(r == {a: "too narrow" for a in ranks[0]} for r in ranks)
+
+
 def launch_cli(n, *args, timeout=300):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", NCCL_NVLS_ENABLE="0")

@@ -93,18 +93,19 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
         if plan.predecessors and not negative and not impl.k_order and _loops_possible(plan, stats) \
                 and _pred_loops(out):
             out = _rerun_in_k_order(graph, plan, stats, out)
+    written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
+    if plan.verify_after and not written:
+        # an MPI rank other than 0 holds no matrix: its engine tells it rank 0's outcome
+        uncapped = out.uncapped if out.uncapped is not None else numeric.verify_uncapped(out.dist, plan.inf,
+                                                                                          stats.max_weight)
+        if not uncapped:
+            raise numeric.too_narrow(choice.dtype, stats)
     if out.dist is None:
         return None        # an MPI rank other than 0: the result lives on rank 0
     ran = time.perf_counter()
     dist = out.dist
     inf = plan.inf if dist.dtype == plan.dtype else numeric.inf_of(dist.dtype)     # a narrowed result's
     cycles = _negative_cycles(graph, dist) if negative else NegativeCycles.none(graph.n)
-    written = bool(out.metadata.get("output_file"))      # written rank by rank: checked by the ranks
-    if plan.verify_after and not written:
-        uncapped = out.uncapped if out.uncapped is not None else numeric.verify_uncapped(dist, plan.inf,
-                                                                                          stats.max_weight)
-        if not uncapped:
-            raise numeric.too_narrow(choice.dtype, stats)
     timings = {"prepare": prepared - start, **out.timings, "finish": time.perf_counter() - ran}
     return Result(dist, out.pred, inf=inf, labels=graph.labels, backend=name,
                   algorithm=impl.algorithm, timings=timings, num_edges=graph.num_edges,

@@ -194,7 +194,7 @@ def blocked_2d(graph, plan) -> EngineOutput:
         dist = _gather_tiles(comm, grid, local, plan.n, bs, plan.dtype)
         pred = _gather_tiles(comm, grid, plocal, plan.n, bs, np.int32) if plan.predecessors else None
         timings["gather"] = time.perf_counter() - t1
-        return output.gathered(comm, dist, pred, timings, meta)
+        return output.gathered(comm, dist, pred, timings, meta, plan)
 
 
 def _block_size(plan) -> int:

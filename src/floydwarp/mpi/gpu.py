@@ -115,6 +115,7 @@ class Run:
             dist = gather_to_root(self.comm, L, part, grid, plan.dtype)
             timings["gather"] = time.perf_counter() - t
             return EngineOutput(dist, None, timings, negative_diagonal=negative, pred_loops=False,
+                                uncapped=output.uncapped_everywhere(self.comm, dist, plan),
                                 metadata=self.described(meta, plan))
 
     def on_this_node(self, plan) -> EngineOutput:

@@ -274,10 +274,23 @@ def _agree(comm, path, what, step):
     return [value for _, value in everyone]
 
 
-def gathered(comm, dist, pred, timings, meta) -> EngineOutput:
+def gathered(comm, dist, pred, timings, meta, plan) -> EngineOutput:
     """Rank 0 gets the matrices; every rank learns what solve() decides on: whether a diagonal
-    went negative and whether the predecessors loop."""
+    went negative, whether the predecessors loop, and whether no distance was capped
+    (:func:`uncapped_everywhere`)."""
     negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
     loops = bool(pred is not None and not negative and has_loops(pred))
     negative, loops = comm.bcast((negative, loops), root=0)
-    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, metadata=meta)
+    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops,
+                        uncapped=uncapped_everywhere(comm, dist, plan), metadata=meta)
+
+
+def uncapped_everywhere(comm, dist, plan) -> bool | None:
+    """Rank 0's check of a result gathered there in an explicit dtype only checkable after the
+    run (numeric.verify_uncapped), told to every rank: solve() then refuses the dtype on every
+    rank, where rank 0 alone raised and the others returned as if the run had succeeded (a
+    program going on to a collective call hung).  None where the plan checks nothing."""
+    if not plan.verify_after:
+        return None
+    uncapped = None if dist is None else bool(numeric.verify_uncapped(dist, plan.inf, plan.stats.max_weight))
+    return comm.bcast(uncapped, root=0)

@@ -37,7 +37,7 @@ def rows(graph, plan) -> EngineOutput:
         dist = _gather_rows(comm, d, counts, n, plan.dtype)
         pred = _gather_rows(comm, p, counts, n, np.int32) if p is not None else None
         timings["gather"] = time.perf_counter() - t1
-        return output.gathered(comm, dist, pred, timings, meta)
+        return output.gathered(comm, dist, pred, timings, meta, plan)
 
 
 def _solve_rows(comm, graph, plan, bounds):
