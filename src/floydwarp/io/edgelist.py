@@ -11,8 +11,9 @@ Reading
   name makes every name a label, numbered in order of first appearance
   (``labels=True`` forces this for integer ids too -- e.g. SNAP files with sparse ids --
   and the labels are then the integers themselves).
-* A first line ``# floydwarp edgelist n=N ...`` (written by :func:`write`) gives the
-  vertex count, so isolated vertices survive a round trip.
+* A first line ``# floydwarp edgelist n=N m=M`` (written by :func:`write`) gives the
+  vertex count, so isolated vertices survive a round trip, and the count of edge lines,
+  so a file cut short (or grown) is refused rather than read as another graph.
 * Quoted fields are read line by line in Python (slower, but exact: a quoted field keeps its
   spaces).
 
@@ -20,11 +21,12 @@ Writing
 -------
 ``.csv`` and ``.tsv`` files get a ``source,target,weight`` header (for other tools),
 other extensions a ``# floydwarp edgelist n=N m=M`` comment line; labels are written
-as vertex names.  Every vertex survives the round trip, in every one of these forms: a
-vertex that the reader would not otherwise recover -- one that no edge names, where the
-graph is labelled, or the last vertex, where it is not -- is written as a self-loop of
-weight 0, an ordinary row for other tools, which Graph's rules keep as a vertex and drop
-as an edge.
+as vertex names, quoted in CSV where they hold a space, a quote or a separator, and refused
+in a whitespace-separated file that cannot say them.  Every vertex survives the round trip,
+in every one of these forms: a vertex that the reader would not otherwise recover -- one
+that no edge names, where the graph is labelled, or the last vertex, where it is not -- is
+written as a self-loop of weight 0, an ordinary row for other tools, which Graph's rules
+keep as a vertex and drop as an edge.
 """
 from __future__ import annotations
 
