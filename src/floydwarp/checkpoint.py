@@ -319,8 +319,9 @@ def rerun_options(options: dict) -> dict:
 
 
 def rerun_saved(options: dict) -> bool:
-    """Whether a resumed run had stopped in its float64 rerun: the integer run had ended (and
-    removed its own checkpoint), so the resume goes on with the rerun."""
+    """Whether a resumed run had stopped in its float64 rerun: the integer run had ended, so the
+    resume goes on with the rerun, which starts from the graph (the integer run's own save, if
+    it made one, is not needed)."""
     resume = options.get("resume")
     return bool(resume) and (Path(resume) / FLOAT64_RERUN / MANIFEST).exists()
 
