@@ -564,6 +564,17 @@ def solved(seed=0, n=9, pred=True, labels=None):
     return fw.solve(g, predecessors=pred, backend="reference")
 
 
+@pytest.mark.parametrize("member, cut", [("dist", (slice(None), slice(0, 2))), ("pred", (slice(0, 2),))])
+def test_a_npz_result_whose_matrices_are_not_n_by_n_is_refused(tmp_path, member, cut):
+    r = fw.solve(np.array([[0, 1, np.inf], [np.inf, 0, 2], [3, np.inf, 0]]), predecessors=True)
+    r.save(tmp_path / "r.npz")
+    arrays = dict(np.load(tmp_path / "r.npz"))
+    arrays[member] = arrays[member][cut]
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(fw.FloydwarpError, match="a result's matrices are n x n, one shape"):
+        fw.Result.load(tmp_path / "bad.npz")
+
+
 @pytest.mark.parametrize("ext", ["npz", "npy"])
 @pytest.mark.parametrize("pred", [True, False])
 def test_result_round_trip(tmp_path, ext, pred):

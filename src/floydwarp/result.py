@@ -352,6 +352,9 @@ class Result:
             raise FloydwarpError(f"{path}: not a floydwarp result file ({exc})") from exc
         if meta.get("format") != "floydwarp-result":
             raise FloydwarpError(f"{path}: not a floydwarp result file")
+        if dist.ndim != 2 or dist.shape[0] != dist.shape[1] or (pred is not None and pred.shape != dist.shape):
+            held = f"dist {dist.shape}" + ("" if pred is None else f" and pred {pred.shape}")
+            raise FloydwarpError(f"{path}: holds {held}; a result's matrices are n x n, one shape")
         inf = stored_inf(path, meta["dtype"], meta["inf"])
         return cls(dist, pred, inf=inf, labels=labels_from_json(meta.get("labels")),
                    backend=meta.get("backend", ""), algorithm=meta.get("algorithm", ""),
