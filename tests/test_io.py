@@ -165,6 +165,18 @@ def test_labels_that_look_like_separators_or_spaces_round_trip(tmp_path, labels,
     same_graph(g, back)
 
 
+@pytest.mark.parametrize("name", ["g.csv", "g.tsv", "g.txt"])
+def test_labels_naming_one_integer_twice_are_refused(tmp_path, name):
+    """A CSV of labels "01", "1", "2" read back as indices: "01" and "1" became one vertex."""
+    g = fw.Graph.from_edges([0, 1], [1, 2], [1, 2], labels=["01", "1", "2"])
+    with pytest.raises(fw.FloydwarpError, match="labels '01' and '1' name the same integer"):
+        fio.write_graph(g, tmp_path / name)
+    assert listing(tmp_path) == []
+    g = fw.Graph.from_edges([0, 1], [1, 2], [1, 2], labels=["01", "x", "1"])     # names, not integers
+    fio.write_graph(g, tmp_path / name)
+    assert fio.read_graph(tmp_path / name).labels == ["01", "x", "1"]
+
+
 def test_a_whitespace_edge_list_refuses_labels_its_reader_would_split(tmp_path):
     g = fw.Graph.from_edges([0], [1], [5], labels=["a;b", "c"])
     with pytest.raises(fw.FloydwarpError, match="'a;b' cannot be written"):

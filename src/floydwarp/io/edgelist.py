@@ -379,6 +379,7 @@ def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | No
     tabular = base.endswith((".csv", ".tsv"))
     if header is None:
         header = tabular
+    _refuse_integer_twins(graph.labels, path)
     src, dst, w = _with_every_vertex(graph, *graph.edges())
     sep = delimiter.encode()
     with atomic_path(path, inputs=inputs) as tmp, _text.open_for_write(tmp, path) as fh:
@@ -398,6 +399,22 @@ def write(graph: Graph, path, *, delimiter: str | None = None, header: bool | No
                    for a, b, c in zip(src.tolist(), dst.tolist(), wtext)]
             fh.write("".join(out).encode())
     return path
+
+
+def _refuse_integer_twins(labels, path):
+    """Labels that are all integers as text ("01", "1", "2") are read back as integers (vertex
+    indices, or integer labels): two naming the same integer would come back as one vertex."""
+    if labels is None:
+        return
+    texts = [str(lab) for lab in labels]
+    if not all(re.fullmatch(r"[+-]?\d+", t) for t in texts):
+        return
+    seen = {}
+    for t in texts:
+        twin = seen.setdefault(int(t), t)
+        if twin != t:
+            raise FloydwarpError(f"{path}: vertex labels {twin!r} and {t!r} name the same integer, which an edge "
+                                 "list reads back as one vertex; give them other names")
 
 
 def _with_every_vertex(graph: Graph, src, dst, w):
