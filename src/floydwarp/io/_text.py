@@ -13,6 +13,7 @@ a few MiB, each chunk in three vectorized passes:
 3. only when the C parser refuses a chunk, a Python pass over that chunk's lines to
    name the offending line and token.
 
+A delimited file with quoted fields is read by :func:`quoted_rows`, line by line in Python.
 Writers use :func:`format_rows`, which formats integer columns digit by digit with
 NumPy (no Python loop per line) and floats with ``repr`` (round-trip exact).
 """
@@ -296,6 +297,37 @@ def record_tokens(data: bytes, ncols: int, columns: Sequence[str], path: Path) -
             grid[np.arange(width)[None, :] >= lens[:, None]] = 0
             cols[c].append(grid.view(f"S{width}").ravel())
     return [np.concatenate(parts) if parts else np.zeros(0, dtype="S1") for parts in cols]
+
+
+# ---------------------------------------------------------------------- quoted fields
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def quoted_rows(path, text, delimiter):
+    """``(fields, line)`` of every non-blank row of a delimited text with quoted fields: a quoted
+    field exactly as quoted (``""`` a quote; delimiters, spaces and newlines kept), an unquoted
+    one stripped of the spaces around it.  The csv module strips both alike, so labels
+    ``" a"`` and ``"a"`` were one vertex.  A quote inside an unquoted field, or one never
+    closed, is refused naming its line."""
+    d, blank = re.escape(delimiter), r"[^\S\r\n]*"
+    field = re.compile(rf'{blank}(?:"((?:[^"]|"")*)"{blank}|([^{d}"\r\n]*?){blank})({d}|\r\n|\r|\n|\Z)')
+    pos, line, first, row, quoted_any = 0, 1, 1, [], False
+    while pos < len(text):
+        m = field.match(text, pos)
+        if m is None:
+            raise FloydwarpError(f"{path}: line {line}: a quote inside an unquoted field, or a quoted field "
+                                 "never closed")
+        quoted, plain, end = m.groups()
+        row.append(plain if quoted is None else quoted.replace('""', '"'))
+        quoted_any |= quoted is not None
+        line += len(_NEWLINE.findall(m.group(0)))
+        pos = m.end()
+        if end != delimiter:
+            if quoted_any or any(row):                      # not a blank line, nor delimiters alone
+                yield row, first
+            row, first, quoted_any = [], line, False
+    if row:                                     # the text ends just after a delimiter
+        yield [*row, ""], first
 
 
 # ---------------------------------------------------------------------- writing

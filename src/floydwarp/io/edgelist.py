@@ -111,7 +111,7 @@ def _records(path, data, labels, header, delimiter, n):
     except FloydwarpError:
         if sep is None:
             raise
-        # names with spaces inside comma/tab/semicolon fields: the csv module reads those
+        # names with spaces inside comma/tab/semicolon fields: the quoted reader takes those
         # (and words its own error when the file really is malformed)
         return _read_quoted(path, data, sep.decode(), labels, header, n)
 
@@ -268,36 +268,6 @@ def _token_weights(path, data, ncols, tokens):
     return weight
 
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def _quoted_rows(path, text, delimiter):
-    """``(fields, line)`` of every non-blank row of a delimited text with quoted fields: a quoted
-    field exactly as quoted (``""`` a quote; delimiters, spaces and newlines kept), an unquoted
-    one stripped of the spaces around it.  The csv module strips both alike, so labels
-    ``" a"`` and ``"a"`` were one vertex.  A quote inside an unquoted field, or one never
-    closed, is refused naming its line."""
-    d, blank = re.escape(delimiter), r"[^\S\r\n]*"
-    field = re.compile(rf'{blank}(?:"((?:[^"]|"")*)"{blank}|([^{d}"\r\n]*?){blank})({d}|\r\n|\r|\n|\Z)')
-    pos, line, first, row, quoted_any = 0, 1, 1, [], False
-    while pos < len(text):
-        m = field.match(text, pos)
-        if m is None:
-            raise FloydwarpError(f"{path}: line {line}: a quote inside an unquoted field, or a quoted field "
-                                 "never closed")
-        quoted, plain, end = m.groups()
-        row.append(plain if quoted is None else quoted.replace('""', '"'))
-        quoted_any |= quoted is not None
-        line += len(_NEWLINE.findall(m.group(0)))
-        pos = m.end()
-        if end != delimiter:
-            if quoted_any or any(row):                      # not a blank line, nor delimiters alone
-                yield row, first
-            row, first, quoted_any = [], line, False
-    if row:                                     # the text ends just after a delimiter
-        yield [*row, ""], first
-
-
 def _not_utf8(path, data) -> FloydwarpError:
     """The error for the first byte of ``data`` that is not UTF-8, with its line."""
     try:
@@ -309,13 +279,13 @@ def _not_utf8(path, data) -> FloydwarpError:
 
 
 def _read_quoted(path, data, delimiter, labels, header, n):
-    """Quoted CSV (line-by-line Python, :func:`_quoted_rows`)."""
+    """Quoted CSV (line-by-line Python, :func:`floydwarp.io._text.quoted_rows`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _not_utf8(path, data) from None
     rows, lines = [], []
-    for row, line in _quoted_rows(path, text, delimiter):
+    for row, line in _text.quoted_rows(path, text, delimiter):
         rows.append(row)
         lines.append(line)
     if not rows:
