@@ -38,11 +38,13 @@ def erdos_renyi(n: int, percent: float = 25.0, *, seed: int = 0, weights=(1, 16)
         almost surely negative cycles.
     potential : int
         If positive, each vertex draws ``h(v)`` in ``0..potential`` and each
-        edge weight becomes ``w + h(u) - h(v)``: negative weights with no
-        negative cycle (every cycle keeps its length).
+        edge weight becomes ``w + h(u) - h(v)``: every cycle keeps its length, so
+        with non-negative ``weights`` there are negative weights and no negative cycle.
     directed : bool
         False draws each unordered pair (i < j) once, with probability
-        ``percent / 100``, and mirrors it to (j, i) with the same weight.
+        ``percent / 100``, and mirrors it to (j, i) with the same drawn weight
+        (``potential`` then shifts the two directions apart: ``w + h(i) - h(j)``
+        and ``w + h(j) - h(i)``).
     real : bool
         True draws the weights uniformly from ``[lo, hi)`` as float64 instead of
         integers (fractional weights: no integer arithmetic for float runs).

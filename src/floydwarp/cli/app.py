@@ -180,7 +180,8 @@ _weights_option = click.option(
          "graphs, negative cycles).")
 _potential_option = click.option(
     "--potential", metavar="H", type=click.IntRange(min=0), default=0,
-    help="Add h(u) - h(v) to each edge (u, v), h drawn in 0..H: negative weights but no negative cycle.")
+    help="Add h(u) - h(v) to each edge (u, v), h drawn in 0..H: with weights of 0 or more, negative weights "
+         "but no negative cycle (every cycle keeps its length).")
 _undirected_option = click.option("--undirected", is_flag=True, help="Mirror every edge (i, j) to (j, i).")
 
 GENERATION_OPTIONS = ("percent", "seed", "weights", "potential", "undirected")
