@@ -377,7 +377,7 @@ def _refuse_integer_twins(labels, path):
     if labels is None:
         return
     texts = [str(lab) for lab in labels]
-    if not all(re.fullmatch(r"[+-]?\d+", t) for t in texts):
+    if not all(_text.is_integer(t.encode()) for t in texts):
         return
     seen = {}
     for t in texts:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import FloydwarpError
 from ..graph import Graph
+from ..numeric import exact_limit
 from .atomic import atomic_path
 
 EXTENSIONS = (".npy",)
@@ -64,16 +65,12 @@ def read(path) -> Graph:
         raise FloydwarpError(f"{path}: {exc}") from None
 
 
-#: float64 holds every integer of magnitude up to this one
-_FLOAT64_EXACT = 2 ** 53
-
-
 def write(graph: Graph, path, *, inputs=()):
     """Write the graph's n x n float64 weight matrix (``inf`` = no edge, 0 diagonal); integer
     weights float64 would round (beyond 2**53) are refused, never written rounded."""
     path = Path(path)
     stats = graph.weight_stats()
-    if max(abs(stats.min_weight), abs(stats.max_weight)) > _FLOAT64_EXACT:     # rare: read every weight
+    if max(abs(stats.min_weight), abs(stats.max_weight)) > exact_limit(np.float64):   # rare: read every weight
         w = graph.edges()[2]
         if w.dtype.kind in "iu":
             rounded = np.flatnonzero(w.astype(np.float64).astype(object) != w.astype(object))

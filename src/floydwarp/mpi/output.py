@@ -280,17 +280,23 @@ def gathered(comm, dist, pred, timings, meta, plan) -> EngineOutput:
     (:func:`uncapped_everywhere`)."""
     negative = bool(dist is not None and np.any(np.diagonal(dist) < 0))
     loops = bool(pred is not None and not negative and has_loops(pred))
-    negative, loops = comm.bcast((negative, loops), root=0)
-    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops,
-                        uncapped=uncapped_everywhere(comm, dist, plan), metadata=meta)
+    negative, loops, uncapped = comm.bcast((negative, loops, _uncapped(dist, plan)), root=0)
+    return EngineOutput(dist, pred, timings, negative_diagonal=negative, pred_loops=loops, uncapped=uncapped,
+                        metadata=meta)
 
 
 def uncapped_everywhere(comm, dist, plan) -> bool | None:
-    """Rank 0's check of a result gathered there in an explicit dtype only checkable after the
-    run (numeric.verify_uncapped), told to every rank: solve() then refuses the dtype on every
-    rank, where rank 0 alone raised and the others returned as if the run had succeeded (a
-    program going on to a collective call hung).  None where the plan checks nothing."""
-    if not plan.verify_after:
+    """Rank 0's check of a result gathered there (:func:`_uncapped`), told to every rank (no
+    collective where the plan checks nothing)."""
+    return comm.bcast(_uncapped(dist, plan), root=0) if plan.verify_after else None
+
+
+def _uncapped(dist, plan) -> bool | None:
+    """Whether no distance of a result in an explicit dtype only checkable after the run was
+    capped (numeric.verify_uncapped); None where the plan checks nothing, or where this rank
+    holds no matrix.  Told to every rank, so that solve() refuses the dtype on every rank: rank 0
+    alone raised, and the others returned as if the run had succeeded (a program going on to a
+    collective call hung)."""
+    if not plan.verify_after or dist is None:
         return None
-    uncapped = None if dist is None else bool(numeric.verify_uncapped(dist, plan.inf, plan.stats.max_weight))
-    return comm.bcast(uncapped, root=0)
+    return bool(numeric.verify_uncapped(dist, plan.inf, plan.stats.max_weight))
