@@ -98,6 +98,42 @@ def test_sparse_explicit_zeros_duplicates_and_spare_room():
     assert r.dist[0].tolist() == [[0, 2], [0, 0]] and r.dist[1].tolist() == [[0, 4], [7, 0]]
 
 
+def test_sparse_lists_give_the_edges_scipy_stores():
+    """Each stored entry becomes one edge, in storage order, as SciPy's own ``tocoo`` reads it:
+    CSR and CSC, empty rows first, last and between, unsorted and repeated indices, int32 and
+    int64 arrays, graphs of 0-2 vertices and graphs with no entry."""
+    rng = np.random.default_rng(17)
+    for _ in range(200):
+        mats = []
+        for _ in range(int(rng.integers(1, 9))):
+            n = int(rng.integers(0, 3)) if rng.random() < 0.3 else int(rng.integers(3, 12))
+            m = int(rng.integers(0, 3 * n + 1)) if n else 0
+            rows, cols = rng.integers(0, max(n, 1), (2, m))
+            c = sp.coo_matrix((rng.integers(1, 9, m).astype(np.float64), (rows, cols)), shape=(n, n))
+            c = c.tocsr() if rng.random() < 0.5 else c.tocsc()
+            if m:           # tocsr sums repeated entries: put unsorted, repeated indices back in place
+                c.indices = rng.permutation(np.resize(c.indices, c.indices.size))
+            if rng.random() < 0.3:
+                c.indices, c.indptr = c.indices.astype(np.int64), c.indptr.astype(np.int64)
+            mats.append(c)
+        sizes, eptr, src, dst, weight, _ = from_list(mats)
+        for g, c in enumerate(mats):
+            coo = c.tocoo()
+            a, b = eptr[g], eptr[g + 1]
+            assert sizes[g] == c.shape[0]
+            assert np.array_equal(src[a:b], coo.row) and np.array_equal(dst[a:b], coo.col)
+            assert np.array_equal(weight[a:b], coo.data)
+
+
+def test_sparse_offsets_that_fall_anywhere_are_refused():
+    """Offsets that fall back between two rows (not only at the ends) name the graph."""
+    for indptr in ([0, 2, 1, 3], [0, 3, 1, 3], [1, 1, 2, 3], [0, 2, 3, 1]):
+        broken = sp.csr_matrix(np.ones((3, 3)))
+        broken.indptr = np.array(indptr, dtype=broken.indptr.dtype)
+        with pytest.raises(FloydwarpError, match=r"graph 1: malformed csr matrix"):
+            fw.solve_batch([sp.csr_matrix(np.ones((2, 2))), broken])
+
+
 def test_hop_counts_read_no_weights():
     """With ``unweighted=True`` no form reads its weights: a list's CSR values and Graph weights
     are not joined (the batch has none) and a PyG batch's edge_weight is not looked at, so even

@@ -293,3 +293,25 @@ def test_compressed_matrix_with_spare_capacity_and_malformed_offsets():
         bad.indptr, bad.indices, bad.data = np.array(indptr, np.int32), np.array([1, 2, 0], np.int32), np.ones(3)
         with pytest.raises(FloydwarpError, match="malformed csr matrix"):
             Graph.from_scipy(bad)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint8"])
+def test_weight_statistics_scan_matches_numpy(dtype):
+    """The vectorized scan of edge weights (graph/kernels.weight_scan, through edge_stats) gives
+    NumPy's least and greatest weight and whether all are integers: lengths 1-70 (a vector's
+    remainder included), the fraction or the extreme anywhere, the first or the last entry."""
+    from floydwarp.graph.edge_arrays import edge_stats
+
+    rng = np.random.default_rng(sum(map(ord, dtype)))
+    for _ in range(300):
+        m = int(rng.integers(1, 71))
+        w = rng.integers(0 if dtype == "uint8" else -50, 50, m).astype(dtype)
+        at = int(rng.choice([0, m - 1, int(rng.integers(m))]))
+        if dtype.startswith("float") and rng.random() < 0.5:
+            w[at] += 0.25
+        if rng.random() < 0.3:
+            w[at] = np.iinfo(dtype).max if dtype[0] in "iu" else (-1e30 if rng.random() < 0.5 else 1e30)
+        stats = edge_stats(7, w)
+        integral = bool(np.all(w == np.floor(w)))
+        assert (stats.min_weight, stats.max_weight, stats.integral) == (w.min(), w.max(), integral)
+        assert type(stats.min_weight) is (int if integral else float)

@@ -1,5 +1,6 @@
-"""What every Numba kernel of floydwarp shares: the parallel options of ``prange`` kernels and
-the intrinsics that keep sums and selects in the matrix's own type.
+"""What every Numba kernel of floydwarp shares: the parallel options of ``prange`` kernels, the
+intrinsics that keep sums and selects in the matrix's own type, and the minimum, maximum and
+integer tests that LLVM vectorizes in a scan.
 
 Base layer (graph/kernels.py, the batch kernels and every engine's host kernels use it);
 imported only by kernel modules (it imports Numba).
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+from llvmlite import ir
 from numba import carray, cfunc, njit, types
+from numba.core import cgutils
 from numba.core.typing import signature
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 #: Parallelize explicit ``prange`` loops only: no implicit parfors from array
 #: expressions or copies, no parfor fusion (see cpu/kernels.py's ``copy_of``).
@@ -96,3 +100,43 @@ def step(build, key, signature):
     if found is None:
         found = _STEPS[build, key] = cfunc(signature, cache=True)(build(*key))
     return found
+
+
+def _reduction(name, wins):
+    """An intrinsic ``name(a, b)`` of two numbers of one type, as LLVM's loop vectorizer turns
+    into a vector reduction: ``llvm.minnum`` / ``llvm.maxnum`` for floats (a compare-and-select
+    on floats stays scalar without fast-math: the scan ran at a third of the speed), a
+    compare-and-select (``b`` where it ``wins``, "<" or ">") for integers."""
+    def typer(typingctx, a, b):
+        if a != b or not isinstance(a, (types.Float, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            x, y = args
+            if isinstance(a, types.Integer):
+                compare = builder.icmp_signed if a.signed else builder.icmp_unsigned
+                return builder.select(compare(wins, y, x), y, x)
+            ty = context.get_value_type(a)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ty, [ty, ty]),
+                                                f"llvm.{name}.f{a.bitwidth}")
+            return builder.call(fn, [x, y])
+
+        return a(a, b), codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+least = _reduction("minnum", "<")
+greatest = _reduction("maxnum", ">")
+
+
+def fractional(x):
+    """Whether ``x`` is not an integer (always False for integer types, at compile time)."""
+
+
+@overload(fractional)
+def _fractional_impl(x):
+    if isinstance(x, types.Integer):
+        return lambda x: False
+    return lambda x: np.floor(x) != x

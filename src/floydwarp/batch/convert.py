@@ -16,52 +16,9 @@ every graph one after another; offsets of each graph's part in ``ip_at`` and ``a
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba import njit, prange
 
-from ..jit import array_at
-
-
-def _reduction(name, wins):
-    """An intrinsic ``name(a, b)`` of two numbers of one type, as LLVM's loop vectorizer turns
-    into a vector reduction: ``llvm.minnum`` / ``llvm.maxnum`` for floats (a compare-and-select
-    on floats stays scalar without fast-math: the scan ran at a third of the speed), a
-    compare-and-select (``b`` where it ``wins``, "<" or ">") for integers."""
-    def typer(typingctx, a, b):
-        if a != b or not isinstance(a, (types.Float, types.Integer)):
-            return None
-
-        def codegen(context, builder, sig, args):
-            x, y = args
-            if isinstance(a, types.Integer):
-                compare = builder.icmp_signed if a.signed else builder.icmp_unsigned
-                return builder.select(compare(wins, y, x), y, x)
-            ty = context.get_value_type(a)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ty, [ty, ty]),
-                                                f"llvm.{name}.f{a.bitwidth}")
-            return builder.call(fn, [x, y])
-
-        return a(a, b), codegen
-
-    typer.__name__ = name
-    return intrinsic(typer)
-
-
-least = _reduction("minnum", "<")
-greatest = _reduction("maxnum", ">")
-
-
-def fractional(x):
-    """Whether ``x`` is not an integer (always False for integer types, at compile time)."""
-
-
-@overload(fractional)
-def _fractional_impl(x):
-    if isinstance(x, types.Integer):
-        return lambda x: False
-    return lambda x: np.floor(x) != x
+from ..jit import array_at, fractional, greatest, least
 
 
 @njit(inline="always")
@@ -161,28 +118,39 @@ def compressed_edges(indptr, ip_at, indices, at, sizes, by_row, eptr, src, dst, 
     """The stored entries of B CSR (``by_row[g]``) or CSC matrices as edges: graph g's
     offsets are ``indptr[ip_at[g] : ip_at[g] + sizes[g] + 1]``, its entries ``indices[at[g]
     + k]``; entry k becomes edge ``eptr[g] + k``.  ``bad[g]``: 1 offsets that do not rise
-    from 0 to its entry count, 2 entry ``where[g]``'s index is out of range 0..n - 1, else 0."""
+    from 0 to its entry count, 2 entry ``where[g]``'s index is out of range 0..n - 1, else 0.
+    Each pass is one flat loop over a graph's offsets or entries: the entries' own row (or
+    column) is a running count of the offsets that start at each entry, where a loop per row
+    over its 2-3 entries spent most of its time starting and ending (0.47 -> 0.23 ms for
+    3,000 molecules' 194,000 entries on the 2-core box)."""
     for g in prange(sizes.size):
-        n = sizes[g]
-        p = ip_at[g]
-        e0 = eptr[g]
+        n, p, e0, base = sizes[g], ip_at[g], eptr[g], at[g]
         count = eptr[g + 1] - e0
-        if indptr[p] != 0 or indptr[p + n] != count:
+        rising = indptr[p] == 0 and indptr[p + n] == count
+        for v in range(n):
+            rising &= indptr[p + v] <= indptr[p + v + 1]
+        if not rising:
             bad[g] = 1
             continue
-        for v in range(n):
-            a, b = indptr[p + v], indptr[p + v + 1]
-            if b < a or b > count:
-                bad[g] = 1
-                break
-            for k in range(a, b):
-                u = indices[at[g] + k]
-                if u < 0 or u >= n:
+        lo, hi = np.int64(0), n - 1
+        for k in range(count):
+            u = np.int64(indices[base + k])
+            lo, hi = least(lo, u), greatest(hi, u)
+        if lo < 0 or hi > n - 1:
+            for k in range(count):
+                if indices[base + k] < 0 or indices[base + k] >= n:
                     bad[g], where[g] = 2, k
                     break
-                if by_row[g]:
-                    src[e0 + k], dst[e0 + k] = v, u
-                else:
-                    src[e0 + k], dst[e0 + k] = u, v
-            if bad[g]:
-                break
+            continue
+        stored, compressed = (dst, src) if by_row[g] else (src, dst)
+        for k in range(count):
+            stored[e0 + k] = indices[base + k]
+            compressed[e0 + k] = 0
+        for v in range(1, n):           # a mark where each row starts (rows starting at the end hold none)
+            start = indptr[p + v]
+            if start < count:
+                compressed[e0 + start] += 1
+        row = 0
+        for k in range(count):
+            row += compressed[e0 + k]
+            compressed[e0 + k] = row

@@ -21,6 +21,7 @@ import numpy as np
 from ..arrays import array_module, is_device_array, to_host
 from ..dlpack import maybe_from_dlpack
 from ..errors import FloydwarpError
+from ..graph.edge_arrays import edge_stats
 from ..numeric import WeightStats
 
 #: edges a thread checks and converts at a time (kernels.pyg_edges)
@@ -119,6 +120,8 @@ class GraphBatch:
             return WeightStats(n, 1, 1, True)
         w = self.weight
         xp = array_module(w)
+        if xp is np:
+            return edge_stats(n, w)
         integral = w.dtype.kind in "iu" or bool(xp.all(w == xp.floor(w)))
         conv = int if integral else float
         return WeightStats(n, conv(w.min()), conv(w.max()), integral)

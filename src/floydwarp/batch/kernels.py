@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..jit import fractional, greatest, least
 from . import steps
-from .convert import fractional, greatest, least
 from .vectors import lanes
 
 

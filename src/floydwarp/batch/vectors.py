@@ -211,6 +211,21 @@ def _convert(builder, value, src, dst, vt):
     return builder.trunc(value, vt) if dst.bitwidth < src.bitwidth else value
 
 
+def _lanes_past(context, builder, valid, valid_type, count, bitwidth):
+    """The lanes at or past ``valid`` of a vector of ``count`` lanes, as a mask: the lane
+    numbers are compared in a ``bitwidth``-bit integer (the dtype's own width), so the index
+    vector stays one register (32 int64 lanes for a uint8 vector took eight compares and the
+    packing of their results)."""
+    lane_t = ir.IntType(bitwidth)
+    lane = ir.Constant(ir.VectorType(lane_t, count), list(range(count)))
+    limit = context.cast(builder, valid, valid_type, types.int64)
+    zero, full = ir.Constant(limit.type, 0), ir.Constant(limit.type, count)
+    limit = builder.select(builder.icmp_signed("<", limit, zero), zero,
+                           builder.select(builder.icmp_signed(">", limit, full), full, limit))
+    return builder.icmp_signed(">=", lane, _splat(builder, builder.trunc(limit, lane_t) if bitwidth < 64 else limit,
+                                                   lane.type))
+
+
 @intrinsic
 def store_vector(typingctx, out, oi, d, di, valid, threshold, out_inf, top):
     """One vector of a stored row: for the ``lanes(d.dtype)`` entries ``out[oi + l]``, the
@@ -232,10 +247,8 @@ def store_vector(typingctx, out, oi, d, di, valid, threshold, out_inf, top):
         v = rows.load(0, di_)
         clipped = ops.min(v, _splat(builder, context.cast(builder, top_, types_[7], src), rows.vector))
         reachable = ops.less(v, _splat(builder, context.cast(builder, threshold_, types_[5], src), rows.vector))
-        lane = ir.Constant(ir.VectorType(ir.IntType(64), count), list(range(count)))
-        inside = builder.icmp_signed("<", lane, _splat(builder, context.cast(builder, valid_, types_[4], types.int64),
-                                                        lane.type))
-        keep = builder.and_(reachable, inside)
+        past = _lanes_past(context, builder, valid_, types_[4], count, dst.bitwidth)
+        keep = builder.and_(reachable, builder.not_(past))
         inf_v = _splat(builder, context.cast(builder, out_inf_, types_[6], dst), out_vt)
         value = builder.select(keep, _convert(builder, clipped, src, dst, out_vt), inf_v)
         data = context.make_array(types_[0])(context, builder, out_).data
@@ -283,15 +296,7 @@ def load_vector(typingctx, d, di, m, mi, valid, inf, missing, use_missing, unit)
         is_missing = ops.equal(x, _splat(builder, context.cast(builder, missing_, types_[6], src), in_vt))
         use = context.cast(builder, use_missing_, types_[7], types.boolean)
         absent = builder.select(use, builder.or_(absent, is_missing), absent)
-        # lanes past ``valid``, in d's own integer width: the index vector stays one register
-        lane_t = ir.IntType(dst.bitwidth)
-        lane = ir.Constant(ir.VectorType(lane_t, count), list(range(count)))
-        limit = context.cast(builder, valid_, types_[4], types.int64)
-        limit = builder.select(builder.icmp_signed("<", limit, ir.Constant(limit.type, 0)), ir.Constant(limit.type, 0),
-                               builder.select(builder.icmp_signed(">", limit, ir.Constant(limit.type, count)),
-                                              ir.Constant(limit.type, count), limit))
-        outside = builder.icmp_signed(">=", lane, _splat(builder, builder.trunc(limit, lane_t)
-                                                          if dst.bitwidth < 64 else limit, lane.type))
+        outside = _lanes_past(context, builder, valid_, types_[4], count, dst.bitwidth)
         one = _splat(builder, ir.Constant(out.scalar, 1.0 if isinstance(dst, types.Float) else 1), out.vector)
         value = builder.select(context.cast(builder, unit_, types_[8], types.boolean), one,
                                _convert(builder, x, src, dst, out.vector))

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..jit import narrow
+from ..jit import fractional, greatest, least, narrow
 from ..predecessors import NO_PREDECESSOR
 
 #: Numba's parallel pipeline with every parallel transformation off (no gufunc is built:
@@ -254,15 +254,17 @@ def scipy_sparse_weights(indptr, indices, data, by_row, unweighted, directed, ou
 
 @njit(cache=True)
 def weight_scan(w):
-    """(smallest, largest, all integers) of a non-empty weight array, in one pass."""
-    a = w[0]
-    b = w[0]
-    whole = True
-    for x in w:
-        a = x if x < a else a
-        b = x if x > b else b
-        whole = whole and np.floor(x) == x
-    return a, b, whole
+    """(smallest, largest, all integers) of a non-empty array of finite weights, in two loops
+    that LLVM vectorizes (the reductions of jit.py; a ``whole = whole and ...`` or a
+    compare-and-select on floats kept the one loop it was scalar: 0.34 -> 0.07 ms for
+    194,000 float64 weights on the 2-core box, where NumPy's min, max and floor took 0.26)."""
+    fractions = 0
+    for i in range(w.size):
+        fractions += np.int64(fractional(w[i]))
+    a, b = w[0], w[0]
+    for i in range(w.size):     # a loop of its own: beside the sum, LLVM vectorized neither
+        a, b = least(a, w[i]), greatest(b, w[i])
+    return a, b, fractions == 0
 
 
 @njit(inline="always")
