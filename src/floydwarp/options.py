@@ -10,7 +10,9 @@ it and listing what the call takes.
 """
 from __future__ import annotations
 
-from .errors import OptionError
+import operator
+
+from .errors import FloydwarpError, OptionError
 
 #: options every backend takes
 GENERAL = {
@@ -75,3 +77,18 @@ def refused(func, unknown) -> OptionError:
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     names = [n for n, p in inspect.signature(func).parameters.items() if p.kind in kinds]
     return unexpected(func.__name__, next(iter(unknown)), names)
+
+
+def count(value, what: str) -> int:
+    """``value`` as a non-negative whole number (an int, a NumPy or 0-d array integer: whatever
+    has ``__index__``), else a FloydwarpError naming ``what``: ``int()`` would truncate 2.7,
+    parse "3" and overflow on inf."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        whole = operator.index(value)
+    except TypeError:
+        raise FloydwarpError(f"{what} must be a non-negative whole number, got {value!r}") from None
+    if whole < 0:
+        raise FloydwarpError(f"{what} must be a non-negative whole number, got {value!r}")
+    return whole

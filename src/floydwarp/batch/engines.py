@@ -116,7 +116,9 @@ def store(plan: BatchPlan, dist):
 
     xp = array_module(dist)
     reachable = dist < plan.threshold
-    values = dist if plan.max_distance is None else xp.minimum(dist, plan.max_distance)
+    # a clip at or above the threshold cuts nothing (and may not fit the dtype), as in the kernels
+    clips = plan.max_distance is not None and plan.max_distance < plan.threshold
+    values = xp.minimum(dist, plan.max_distance) if clips else dist
     out = xp.where(reachable, values, 0).astype(plan.out_dtype)
     xp.copyto(out, plan.out_dtype.type(plan.out_inf), where=~reachable)
     return out

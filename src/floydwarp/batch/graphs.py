@@ -21,13 +21,16 @@ import numpy as np
 from ..arrays import array_module, is_device_array, to_host
 from ..dlpack import maybe_from_dlpack
 from ..errors import FloydwarpError
-from ..graph.edge_arrays import edge_stats
+from ..graph.edge_arrays import edge_stats, weight_input
 from ..numeric import WeightStats
+from ..options import count
 
 #: edges a thread checks and converts at a time (kernels.pyg_edges)
 EDGE_CHUNK = 1 << 16
 #: the arrays a batch .npz file may hold (GraphBatch.load)
 NPZ_KEYS = ("edge_index", "edge_weight", "ptr", "batch", "graphs", "sizes")
+#: its two forms: PyG arrays, a padded array
+NPZ_FORMS = (NPZ_KEYS[:4], NPZ_KEYS[4:])
 
 
 class GraphBatch:
@@ -155,25 +158,35 @@ class GraphBatch:
         (integer ones hold no bad entry).
         ``weighted=False`` (hop counts) reads no weights: a list's sparse values and Graph
         weights, and a PyG or DGL batch's ``edge_weight``, are left out."""
-        if isinstance(obj, GraphBatch):
-            return obj
+        form = ("batch" if isinstance(obj, GraphBatch)
+                else "DGL graph" if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges")
+                else "PyG batch" if hasattr(obj, "edge_index")
+                else "list" if isinstance(obj, (list, tuple))
+                else "padded" if hasattr(obj, "shape") or hasattr(obj, "__dlpack__") else None)
+        if form is None:
+            raise FloydwarpError(
+                f"cannot make a batch of graphs from {type(obj).__name__}; pass a list of graphs, a padded "
+                "(B, N, N) array with sizes=, a GraphBatch, or an object with edge_index and batch or ptr")
+        # an argument the form has no use for would be dropped without a word
+        if sizes is not None and form != "padded":
+            raise FloydwarpError(f"sizes= is for a padded (B, N, N) array; a {form} gives its graphs' sizes itself")
+        if edge_weight is not None and form not in ("PyG batch", "DGL graph"):
+            raise FloydwarpError(f"edge_weight= is for a PyG or DGL batch; a {form} gives its weights itself")
         if not weighted:
             edge_weight = None
-        if hasattr(obj, "batch_num_nodes") and hasattr(obj, "edges"):
+        if form == "batch":
+            return obj
+        if form == "DGL graph":
             return cls.from_dgl(obj, edge_weight)
-        if hasattr(obj, "edge_index"):
+        if form == "PyG batch":
             if weighted and edge_weight is None:
                 edge_weight = getattr(obj, "edge_weight", None)
             return cls.from_pyg(obj.edge_index, edge_weight, batch=getattr(obj, "batch", None),
                                 ptr=getattr(obj, "ptr", None), num_graphs=getattr(obj, "num_graphs", None))
         # matrices are checked as the solve reads them (hop counts need no pass before it)
-        if isinstance(obj, (list, tuple)):
+        if form == "list":
             return cls._listed(obj, np.inf, weighted)
-        if hasattr(obj, "shape") or hasattr(obj, "__dlpack__"):
-            return cls._padded(obj, sizes, np.inf)
-        raise FloydwarpError(
-            f"cannot make a batch of graphs from {type(obj).__name__}; pass a list of graphs, a padded "
-            "(B, N, N) array with sizes=, a GraphBatch, or an object with edge_index and batch or ptr")
+        return cls._padded(obj, sizes, np.inf)
 
     @classmethod
     def load(cls, path) -> "GraphBatch":
@@ -182,7 +195,14 @@ class GraphBatch:
         from ..io.npy import NPZ_ERRORS
 
         try:
-            with np.load(path, allow_pickle=False) as data:
+            data = np.load(path, allow_pickle=False)
+        except NPZ_ERRORS as exc:
+            raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
+        if not isinstance(data, np.lib.npyio.NpzFile):          # a .npy file: one bare array
+            raise FloydwarpError(f"{path}: not a .npz file (a single {type(data).__name__}); a batch file holds "
+                                 f"named arrays: {', '.join(NPZ_KEYS)}")
+        try:
+            with data:
                 arrays = {k: data[k] for k in data.files}
         except NPZ_ERRORS as exc:
             raise FloydwarpError(f"{path}: not a .npz file ({exc})") from exc
@@ -190,6 +210,10 @@ class GraphBatch:
         if unknown:      # a misspelt edge_weight would otherwise be read as no weights at all
             raise FloydwarpError(f"{path}: unknown array(s) {', '.join(unknown)} in a batch file; it holds "
                                  f"{', '.join(NPZ_KEYS)}")
+        forms = [[k for k in keys if k in arrays] for keys in NPZ_FORMS]
+        if all(forms):     # one form would be read and the other dropped without a word
+            raise FloydwarpError(f"{path}: a batch file holds PyG arrays or a padded array, not both; this one "
+                                 f"holds {', '.join(forms[0])} and {', '.join(forms[1])}")
         try:
             if "edge_index" in arrays:
                 return cls.from_pyg(arrays["edge_index"], arrays.get("edge_weight"), batch=arrays.get("batch"),
@@ -270,10 +294,19 @@ class GraphBatch:
         """A batched DGL graph (``dgl.batch(graphs)``): its ``edges()`` (global vertex ids, each
         graph's edges together), ``batch_num_nodes()`` and, for weights, ``edge_weight``: an
         array, or the name of an ``edata`` field.  Checked and converted as :meth:`from_pyg`."""
-        src, dst = (maybe_from_dlpack(a) for a in graph.edges())
-        xp = array_module(src)
+        edges = graph.edges()
+        if not (isinstance(edges, (tuple, list)) and len(edges) == 2):
+            raise FloydwarpError(f"a DGL graph's edges() must give (sources, targets); got {type(edges).__name__}")
+        xp = array_module(maybe_from_dlpack(edges[0]))
+        src, dst = (xp.asarray(maybe_from_dlpack(a)) for a in edges)
+        if src.shape != dst.shape:
+            raise FloydwarpError(f"a DGL graph's edges() gave sources of shape {tuple(src.shape)} and targets of "
+                                 f"shape {tuple(dst.shape)}")
         sizes = _index_array(maybe_from_dlpack(graph.batch_num_nodes()), "batch_num_nodes", xp)
         if isinstance(edge_weight, str):
+            if edge_weight not in graph.edata:
+                raise FloydwarpError(f"edge_weight={edge_weight!r}: the graph has no such edata field (it has "
+                                     f"{', '.join(map(repr, graph.edata.keys())) or 'none'})")
             edge_weight = graph.edata[edge_weight]
         ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
         return cls.from_pyg(xp.stack([xp.asarray(src), xp.asarray(dst)]), edge_weight, ptr=ptr)
@@ -314,6 +347,8 @@ class GraphBatch:
                 weight = weight.astype(xp.int64)
             if weight.dtype.kind not in "iuf":
                 raise FloydwarpError(f"edge_weight must be numbers; got dtype {weight.dtype}")
+            if xp is np:            # float16 and other byte orders widened, as the kernels read them
+                weight = weight_input(weight)
         if xp is np:
             local_src, local_dst, eptr, order, code, bad = _host_edges(src, dst, ptr)
         else:
@@ -415,7 +450,7 @@ def _check_ptr(xp, ptr, num_graphs):
     if bad is not None:
         raise FloydwarpError(f"ptr is not sorted: ptr[{bad + 1}] = {int(ptr[bad + 1])} is below "
                              f"ptr[{bad}] = {int(ptr[bad])} (graph {bad} would have a negative size)")
-    if num_graphs is not None and int(num_graphs) != ptr.size - 1:
+    if num_graphs is not None and count(num_graphs, "num_graphs") != ptr.size - 1:
         raise FloydwarpError(f"num_graphs = {num_graphs} but ptr describes {ptr.size - 1} graphs")
 
 
@@ -443,7 +478,7 @@ def _ptr_of_batch(xp, node_graph, num_graphs):
         raise FloydwarpError(f"batch is not sorted: vertex {bad + 1} is in graph {int(node_graph[bad + 1])} "
                              f"but vertex {bad} before it is in graph {int(node_graph[bad])}")
     last = int(node_graph[-1]) + 1 if node_graph.size else 0
-    count = last if num_graphs is None else int(num_graphs)
-    if count < last:
-        raise FloydwarpError(f"num_graphs = {count} but batch names graph {last - 1}")
-    return xp.searchsorted(node_graph, xp.arange(count + 1)).astype(xp.int64)
+    graphs = last if num_graphs is None else count(num_graphs, "num_graphs")
+    if graphs < last:
+        raise FloydwarpError(f"num_graphs = {graphs} but batch names graph {last - 1}")
+    return xp.searchsorted(node_graph, xp.arange(graphs + 1)).astype(xp.int64)

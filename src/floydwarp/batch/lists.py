@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 from ..errors import FloydwarpError
+from ..graph.edge_arrays import weight_input
 from .dense import DenseSource
 
 
@@ -129,15 +130,19 @@ def _lengths(arrays, count):
 
 def _joined(arrays, dtype=None):
     """The 1-D arrays one after another in one new array of ``dtype`` (default: their common
-    one).  Where they all have one dtype, their bytes are joined by ``bytearray.join``, one C loop
-    (0.1-0.3 us an array of 3,000; np.concatenate, which sets up an assignment per array, took
-    0.3-0.9), and cast to ``dtype`` afterwards in one pass where it differs (a Graph's int64 ids
-    to int32: 0.13 us an array, against 0.55-0.7 for np.concatenate casting each); else, or when
-    one is not contiguous, np.concatenate."""
+    one).  Where they all have one native dtype of numbers, their bytes are joined by
+    ``bytearray.join``, one C loop (0.1-0.3 us an array of 3,000; np.concatenate, which sets up
+    an assignment per array, took 0.3-0.9), and cast to ``dtype`` afterwards in one pass where
+    it differs (a Graph's int64 ids to int32: 0.13 us an array, against 0.55-0.7 for
+    np.concatenate casting each); else (another byte order, whose bytes would be read as this
+    machine's, objects, mixed dtypes), or when one is not contiguous, np.concatenate."""
     dtypes = set(map(_DTYPE, arrays))
-    common = np.result_type(*dtypes)
+    try:
+        common = np.result_type(*dtypes)
+    except TypeError:                   # no common type (text and numbers): objects, which the caller refuses
+        common = np.dtype(object)
     dtype = common if dtype is None else np.dtype(dtype)
-    if len(dtypes) == 1:
+    if dtypes == {common} and not common.hasobject:     # result_type is native: {">f8"} is not {"<f8"}
         try:
             joined = np.frombuffer(bytearray().join(arrays), common)
         except TypeError:               # a member without a contiguous buffer
@@ -149,15 +154,15 @@ def _joined(arrays, dtype=None):
 
 def _compressed_parts(mats, kinds, weighted):
     """Of a chunk of CSR/CSC matrices: shapes (c, 2), whether each stores rows, the offsets joined
-    and their lengths, the indices joined and their lengths, the values joined (None unless
-    ``weighted``)."""
+    and their lengths, the indices joined and their lengths, the values joined and their lengths
+    (None unless ``weighted``)."""
     count = len(mats)
     # hop counts leave ``data`` untouched (its array is one more object a member to fetch)
     shapes, indptrs, indices, *data = zip(*map(_COMPRESSED_VALUES if weighted else _COMPRESSED_PARTS, mats))
     shape = np.fromiter(itertools.chain.from_iterable(shapes), np.int64, 2 * count).reshape(count, 2)
     by_row = np.fromiter(map(kinds.__getitem__, map(type, mats)), bool, count)
     return (shape, by_row, _joined(indptrs), _lengths(indptrs, count), _joined(indices), _lengths(indices, count),
-            _joined(data[0]) if weighted else None)
+            *((_joined(data[0]), _lengths(data[0], count)) if weighted else (None, None)))
 
 
 def _compressed_list(mats, kinds, weighted):
@@ -167,11 +172,21 @@ def _compressed_list(mats, kinds, weighted):
     from .convert import compressed_edges
 
     count = len(mats)
-    shape, by_row, ip, ip_lengths, ind, stored, data = _by_chunks(_compressed_parts, mats, kinds, weighted)
+    shape, by_row, ip, ip_lengths, ind, stored, data, values = _by_chunks(_compressed_parts, mats, kinds, weighted)
     bad = np.flatnonzero(shape[:, 0] != shape[:, 1])
     if bad.size:
         g = int(bad[0])
         raise FloydwarpError(f"graph {g}: a sparse graph must be square (n x n); got shape {tuple(shape[g].tolist())}")
+    for part, joined, allowed, rule in (("indptr", ip, "iu", "integers"), ("indices", ind, "iu", "integers"),
+                                        ("data", data, "biuf", "real numbers")):
+        if joined is not None and joined.dtype.kind not in allowed:
+            g = next(g for g, m in enumerate(mats) if getattr(m, part).dtype.kind not in allowed)
+            raise FloydwarpError(f"graph {g}: its {mats[g].format} matrix's {part} has dtype "
+                                 f"{getattr(mats[g], part).dtype}; it must hold {rule}")
+    if weighted and not np.array_equal(values, stored):
+        g = int(np.flatnonzero(values != stored)[0])
+        raise FloydwarpError(f"graph {g}: malformed {mats[g].format} matrix: {int(values[g])} values for its "
+                             f"{int(stored[g])} stored indices")
     sizes = np.ascontiguousarray(shape[:, 0])
     at = np.zeros(count + 1, np.int64)
     np.cumsum(stored, out=at[1:])
@@ -201,19 +216,11 @@ def _compressed_list(mats, kinds, weighted):
                              f"of range 0..{int(sizes[g]) - 1}")
     if not weighted:
         return sizes, eptr, src, dst, None
-    weight = _weights(data)
+    weight = weight_input(data)
     if not np.array_equal(counts, stored):          # some matrix keeps spare room after its entries
         weight = weight[np.concatenate([np.arange(a, a + c) for a, c in zip(at[:-1], counts)])]
     _refuse_nonfinite(weight, eptr, src, dst)
     return sizes, eptr, src, dst, weight
-
-
-def _weights(w):
-    if w.dtype.kind == "b":
-        return w.view(np.uint8)
-    if w.dtype.kind not in "iuf":
-        raise FloydwarpError(f"edge weights must be numbers; got dtype {w.dtype}")
-    return _readable(w)
 
 
 def _refuse_nonfinite(weight, eptr, src, dst):
@@ -247,7 +254,7 @@ def _general_list(graphs, missing, kinds, weighted):
     sizes, edges, src, dst, weight, labels = _by_chunks(_graph_parts, parts, weighted)
     eptr = np.zeros(len(parts) + 1, np.int64)
     np.cumsum(edges, out=eptr[1:])
-    return sizes, eptr, src, dst, None if weight is None else _weights(weight), \
+    return sizes, eptr, src, dst, None if weight is None else weight_input(weight), \
         labels if labels.count(None) < len(parts) else None
 
 

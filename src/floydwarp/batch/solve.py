@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import numeric
 from ..arrays import array_module, to_host
-from ..errors import FloydwarpError
-from ..options import refused
+from ..errors import BackendUnavailableError, FloydwarpError
+from ..options import count, refused
 from ..progress import progress_callback
 from .engines import BatchPlan, resolve, store
 from .graphs import GraphBatch
@@ -99,6 +99,13 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     """
     if unknown:
         raise refused(solve_batch, unknown)
+    if output not in (None, "host", "device"):
+        raise FloydwarpError(f"output must be 'host' or 'device', got {output!r}")
+    if output == "device":              # refused before the solve, not after it
+        try:
+            resolve("gpu", True)
+        except BackendUnavailableError as exc:
+            raise BackendUnavailableError(f"output='device' needs the GPU: {exc}") from None
     batch = GraphBatch.of(graphs, sizes=sizes, edge_weight=edge_weight, weighted=not unweighted)
     size = _padded_size(batch, max_n)
     stats = batch.weight_stats(unweighted)
@@ -123,15 +130,14 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
                          inf=plan.out_inf, backend=engine.name, timings=out.timings, labels=batch.labels,
                          cycles=cycles, metadata={**out.metadata, "arithmetic_dtype": choice.dtype.name})
     where = output or ("device" if batch.on_device else "host")
-    if where not in ("host", "device"):
-        raise FloydwarpError(f"output must be 'host' or 'device', got {output!r}")
     return result.to_host() if where == "host" else result.to_device()
 
 
 def _padded_size(batch, max_n) -> int:
     if max_n is None:
         return batch.max_size
-    if int(max_n) < batch.max_size:
+    max_n = count(max_n, "max_n")
+    if max_n < batch.max_size:
         g = int(np.argmax(batch.host_sizes))
         raise FloydwarpError(f"graph {g} has {batch.max_size} vertices, more than max_n = {max_n}")
     return int(max_n)

@@ -154,7 +154,10 @@ class Graph(StartMatrix):
                 mask = np.ma.getmaskarray(matrix)
                 matrix = np.asarray(matrix.data)
             elif not hasattr(matrix, "__array_namespace__") and not hasattr(matrix, "shape"):
-                matrix = np.asarray(matrix)
+                try:
+                    matrix = np.asarray(matrix)
+                except ValueError as exc:           # ragged nested lists
+                    raise FloydwarpError(f"a weight matrix must be an n x n array of numbers ({exc})") from None
             xp = array_module(matrix)
             matrix = xp.asarray(matrix)
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -185,9 +188,9 @@ class Graph(StartMatrix):
         # of a small solve; NumPy's repeat of the row ids 3 us)
         fmt = sparse.format
         if fmt in ("csr", "csc"):
-            indices = sparse.indices
+            indptr, indices = (_compressed_index(getattr(sparse, part), part, fmt) for part in ("indptr", "indices"))
             src, dst = np.empty(indices.size, np.int64), np.empty(indices.size, np.int64)
-            m = numba_passes().compressed_pairs(sparse.indptr, indices, fmt == "csr", src, dst)
+            m = numba_passes().compressed_pairs(indptr, indices, fmt == "csr", src, dst)
             if m < 0:
                 raise FloydwarpError(f"malformed {fmt} matrix: its offsets do not rise from 0 to at most its "
                                      f"{indices.size} stored entries")
@@ -410,3 +413,12 @@ class Graph(StartMatrix):
 
 #: entries of a device matrix read at a time (Graph.device_bands)
 DEVICE_BAND_ENTRIES = 1 << 27
+
+
+def _compressed_index(a, part, fmt):
+    """A CSR or CSC matrix's ``indptr`` or ``indices`` as integers the Numba passes read: itself,
+    or widened to int64 from another byte order (read as this machine's, its ids were wrong)."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        raise FloydwarpError(f"malformed {fmt} matrix: its {part} has dtype {a.dtype}; it must hold integers")
+    return a if numba_readable(a.dtype) else a.astype(np.int64)
