@@ -113,7 +113,7 @@ def test_a_dgl_edata_field_by_name():
 @pytest.mark.parametrize("max_n", ["x", float("nan"), float("inf"), [3], -1, 2.7, True])
 def test_max_n_must_be_a_whole_number(max_n):
     for graphs in ([np.zeros((2, 2))], []):
-        with pytest.raises(FloydwarpError, match="max_n must be a non-negative whole number"):
+        with pytest.raises(FloydwarpError, match="max_n must be a non-negative integer"):
             fw.solve_batch(graphs, max_n=max_n)
     assert fw.solve_batch([np.zeros((2, 2))], max_n=np.int32(3)).dist.shape == (1, 3, 3)
 
@@ -125,7 +125,7 @@ def test_num_graphs_must_be_a_whole_number(num_graphs):
         if num_graphs is None:
             assert GraphBatch.from_pyg(ei, num_graphs=np.array(1), **where).count == 1
             continue
-        with pytest.raises(FloydwarpError, match="num_graphs must be a non-negative whole number"):
+        with pytest.raises(FloydwarpError, match="num_graphs must be a non-negative integer"):
             GraphBatch.from_pyg(ei, num_graphs=num_graphs, **where)
 
 

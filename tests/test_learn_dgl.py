@@ -153,3 +153,36 @@ def test_torch_tensors_in_and_out():
     dist, paths = shortest_dist(g, return_paths=True)
     assert isinstance(dist, torch.Tensor) and dist.dtype == torch.int64 and paths.dtype == torch.int64
     assert dist.tolist()[1] == [1, 0, 2, 1]
+
+
+_EDGES = np.array([0, 2]), np.array([1, 3])
+
+
+@pytest.mark.parametrize("n", ["x", None, 2.5, -1, True, np.array([4])])
+def test_num_nodes_must_be_a_count(n):
+    with pytest.raises(FloydwarpError, match=r"num_nodes\(\) must be a non-negative integer"):
+        shortest_dist(Graph(*_EDGES, n))
+
+
+def test_num_nodes_of_numpy_kinds_and_a_bool_root():
+    for n in (np.int64(4), np.array(4)):
+        assert shortest_dist(Graph(*_EDGES, n)).shape == (4, 4)
+    with pytest.raises(FloydwarpError, match="root must be a node ID"):
+        shortest_dist(Graph(*_EDGES, 4), root=True)                   # not read as node 1
+
+
+@pytest.mark.parametrize("counts, message", [
+    (np.array([2.5, 2.0]), "must be a 1-D array of integers"),                 # not truncated to [2, 2]
+    (np.array([[2, 2]]), "must be a 1-D array of integers"),                    # not flattened
+    (np.array(["2", "2"]), "must be a 1-D array of integers"),                  # not parsed
+    (np.array([True, True]), "must be a 1-D array of integers"),
+    (None, "must be a 1-D array of integers"),
+    (np.array([2, -2, 4]), "must be non-negative; graph 1 has -2"),
+])
+def test_batch_num_nodes_must_be_counts(counts, message):
+    with pytest.raises(FloydwarpError, match=rf"batch_num_nodes\(\) {message}"):
+        shortest_dist_batch(Graph(*_EDGES, 4, counts))
+
+
+def test_batch_num_nodes_of_no_graph():
+    assert shortest_dist_batch(Graph(np.zeros(0, np.int64), np.zeros(0, np.int64), 0, np.zeros(0))).shape == (0, 0, 0)

@@ -167,3 +167,82 @@ def test_torch_in_torch_out():
         assert np.array_equal(got[name].numpy(), want[name])
     M, _, _ = graphormer.shortest_paths(Batch)
     assert isinstance(M, torch.Tensor) and M.dtype == torch.int64
+
+
+def test_gen_edge_input_of_no_vertex():
+    """The empty (0, 0, max_dist, F) array Graphormer's np.ones([n, n, max_dist, F]) would be."""
+    got = graphormer.gen_edge_input(2, np.zeros((0, 0), np.int64), np.zeros((0, 0, 3), np.int64))
+    assert got.shape == (0, 0, 2, 3) and got.dtype == np.int64
+
+
+_PAIR = np.array([[0, 1], [1, 0]])
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2 ** 70, np.float16(5), np.uint64(5), np.array(5)])
+def test_collate_spatial_pos_max_compares_as_given(value):
+    """NaN, inf and any real number compare with the distances as Graphormer's torch does."""
+    d = model.Data(3, np.array([[0, 1], [1, 2]]), np.array([1, 2]))
+    got = graphormer.collate([d], spatial_pos_max=value)["attn_bias"]
+    want = model.collate([model.item(3, d.edge_index, d.edge_attr)], spatial_pos_max=float(value))["attn_bias"]
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"spatial_pos_max": "x"}, "spatial_pos_max must be a real number"),
+    ({"spatial_pos_max": None}, "spatial_pos_max must be a real number"),
+    ({"spatial_pos_max": True}, "spatial_pos_max must be a real number"),
+    ({"spatial_pos_max": 1 + 0j}, "spatial_pos_max must be a real number"),
+    ({"spatial_pos_max": np.array([5])}, "spatial_pos_max must be a real number"),
+    ({"multi_hop_max_dist": "x"}, "multi_hop_max_dist must be a non-negative integer"),
+    ({"single_embedding": "no"}, "single_embedding must be True or False"),
+    ({"single_embedding": np.array([1, 0])}, "single_embedding must be True or False"),
+])
+def test_collate_refuses_malformed_options(options, message):
+    with pytest.raises(FloydwarpError, match=message):
+        graphormer.collate([model.Data(2, _PAIR, np.array([1, 2]))], **options)
+
+
+@pytest.mark.parametrize("graphs, message", [
+    ([model.Data(None, np.array([0, 1, 1]))], r"graph 0's edge_index must have shape \(2, E\); got \(3,\)"),
+    ([model.Data(2, _PAIR), model.Data(None, np.array([0, 1, 1, 0]))],      # not read as (2, 2)
+     r"graph 1's edge_index must have shape \(2, E\); got \(4,\)"),
+    ([model.Data(2, np.zeros((1, 4), np.int64))], r"graph 0's edge_index must have shape \(2, E\); got \(1, 4\)"),
+    ([model.Data(2, np.zeros((2, 1, 1), np.int64))], r"graph 0's edge_index must have shape \(2, E\)"),
+    ([model.Data(None, np.array([["a"], ["b"]]))], "graph 0's edge_index must hold integers"),
+    (model.Data(None, np.array([["a"], ["b"]])), "edge_index must hold integers"),
+    ([model.Data("x", _PAIR)], "graph 0's num_nodes must be a non-negative integer; got 'x'"),
+    ([model.Data(2, _PAIR), model.Data(2.5, _PAIR)], "graph 1's num_nodes must be a non-negative integer; got 2.5"),
+    ([model.Data(-1, _PAIR)], "graph 0's num_nodes must be a non-negative integer"),
+    (model.Data(2.5, _PAIR), "num_nodes must be a non-negative integer; got 2.5"),
+    ([model.Data(2, _PAIR, np.array([1, 2])), model.Data(2, _PAIR, np.array([[1, 2], [3, 4]]))],
+     r"graph 1's edge_attr has shape \(2, 2\) but graph 0's has \(2,\)"),
+    ([model.Data(2, _PAIR, np.array([1, 2, 3])), model.Data(2, _PAIR, np.array([4]))],   # 4 rows in all, not 2 + 2
+     r"graph 0's edge_attr must have shape \(E,\) or \(E, F\) for its 2 edges; got \(3,\)"),
+])
+def test_collate_refuses_malformed_data(graphs, message):
+    with pytest.raises(FloydwarpError, match=message):
+        graphormer.collate(graphs)
+
+
+def test_collate_num_nodes_of_numpy_kinds():
+    for n in (np.int64(3), np.array(3)):
+        assert graphormer.collate([model.Data(n, _PAIR)])["spatial_pos"].shape == (1, 3, 3)
+
+
+@pytest.mark.parametrize("x, offset, message", [
+    (np.zeros((2, 1), np.int64), "x", "offset must be a non-negative integer"),
+    (np.zeros((2, 1), np.int64), 1.5, "offset must be a non-negative integer"),
+    (np.int64(3), 512, r"shape \(E,\) or \(E, F\); got \(\)"),
+])
+def test_convert_to_single_emb_refuses(x, offset, message):
+    with pytest.raises(FloydwarpError, match=message):
+        graphormer.convert_to_single_emb(x, offset)
+
+
+def test_shortest_paths_takes_sizes_only_with_a_padded_adjacency():
+    """A list's or a PyG batch's own sizes were used and ``sizes=`` dropped without a word."""
+    a = np.array([[0, 1], [1, 0]])
+    for graphs in ([a], model.Data(2, _PAIR), [model.Data(2, _PAIR)]):
+        with pytest.raises(FloydwarpError, match="sizes= is for a padded"):
+            graphormer.shortest_paths(graphs, sizes=[1])
+    assert graphormer.shortest_paths(a[None], sizes=[1])[2].tolist() == [1]

@@ -80,15 +80,16 @@ def refused(func, unknown) -> OptionError:
 
 
 def count(value, what: str) -> int:
-    """``value`` as a non-negative whole number (an int, a NumPy or 0-d array integer: whatever
-    has ``__index__``), else a FloydwarpError naming ``what``: ``int()`` would truncate 2.7,
-    parse "3" and overflow on inf."""
+    """``value`` as a non-negative int: a Python or NumPy integer, or a 0-d integer array or
+    tensor (PyG keeps a ``num_nodes`` as it was stored) -- whatever has ``__index__``.  Bools,
+    floats, text and None are refused, naming ``what``, where ``int()`` would truncate 2.7,
+    parse "3" or overflow on inf."""
     try:
         if isinstance(value, bool):
             raise TypeError
         whole = operator.index(value)
     except TypeError:
-        raise FloydwarpError(f"{what} must be a non-negative whole number, got {value!r}") from None
+        whole = -1
     if whole < 0:
-        raise FloydwarpError(f"{what} must be a non-negative whole number, got {value!r}")
+        raise FloydwarpError(f"{what} must be a non-negative integer; got {value!r}")
     return whole

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FloydwarpError
+from ..options import count
 from .tensors import handed_back, host, is_torch
 
 
@@ -40,8 +41,8 @@ def shortest_dist(g, root=None, return_paths=False):
     ([1, 0, 2, 1], [[1, -1], [-1, -1], [1, 0], [2, -1]])
     """
     src, dst = g.edges()
-    n = int(g.num_nodes())
-    if root is not None and not (isinstance(root, (int, np.integer)) and 0 <= root < n):
+    n = count(g.num_nodes(), "num_nodes()")
+    if root is not None and not (isinstance(root, (int, np.integer)) and not isinstance(root, bool) and 0 <= root < n):
         raise FloydwarpError(f"root must be a node ID 0..{n - 1}; got {root!r}")
     dist, paths = _solve(src, dst, [0, n], return_paths)
     dist, paths = dist[0], None if paths is None else paths[0]
@@ -59,13 +60,25 @@ def shortest_dist_batch(g, return_paths=False):
     (-1 unreachable and padding) and with ``return_paths`` ``paths`` (B, N, N, L), L the
     batch's longest distance."""
     src, dst = g.edges()
-    counts = host(g.batch_num_nodes()).astype(np.int64)
+    counts = _counts(host(g.batch_num_nodes()))
     ptr = np.zeros(counts.size + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     dist, paths = _solve(src, dst, ptr, return_paths)
     if paths is None:
         return _out(dist, g, src)
     return _out(dist, g, src), _out(paths, g, src)
+
+
+def _counts(counts):
+    """``batch_num_nodes()`` as int64, refused unless 1-D non-negative integers (a cast would
+    truncate 2.5 to 2, parse strings and flatten a 2-D array)."""
+    if counts.ndim != 1 or (counts.dtype.kind not in "iu" and counts.size):      # torch's empty default is float
+        raise FloydwarpError(f"batch_num_nodes() must be a 1-D array of integers; got shape {counts.shape}, "
+                             f"dtype {counts.dtype}")
+    if counts.size and counts.min() < 0:
+        g = int(np.argmin(counts))
+        raise FloydwarpError(f"batch_num_nodes() must be non-negative; graph {g} has {counts[g]}")
+    return counts.astype(np.int64)
 
 
 def _out(array, g, src):

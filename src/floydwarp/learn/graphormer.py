@@ -23,9 +23,13 @@ How the path matrix is computed, and why any exact run gives Graphormer's: graph
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from ..errors import FloydwarpError
+from ..options import count
 from .graphormer_kernels import UNREACHABLE
 from .tensors import array_of, handed_back, host, is_torch
 
@@ -74,8 +78,9 @@ def gen_edge_input(max_dist, path, edge_feat):
     n = path.shape[0]
     if feat.ndim < 2 or feat.shape[:2] != (n, n):
         raise FloydwarpError(f"edge_feat must have shape (n, n, F) for n = {n}; got {feat.shape}")
-    limit = _count(max_dist, "max_dist")
-    feat = feat.reshape(n, n, -1)
+    limit = count(max_dist, "max_dist")
+    # F spelled out: reshape's -1 cannot be inferred from n = 0 (the empty (0, 0, max_dist, F) result)
+    feat = feat.reshape(n, n, math.prod(feat.shape[2:]))
     out = np.full((n, n, limit, feat.shape[2]), -1, dtype=np.int64)
     bad = np.empty(n, np.int64)
     edge_input(np.ascontiguousarray(path, dtype=np.int64), np.ascontiguousarray(feat, dtype=np.int64), out, bad)
@@ -120,10 +125,13 @@ def collate(graphs, *, edge_attr=None, multi_hop_max_dist=20, spatial_pos_max=20
     ``+ 1`` first, as ``preprocess_item`` does.  Of parallel edges the last one listed gives
     the features.  ``graphs``: as :func:`shortest_paths` takes edges (adjacency matrices have
     no edge order to take features from)."""
-    limit = _count(multi_hop_max_dist, "multi_hop_max_dist")
+    limit = count(multi_hop_max_dist, "multi_hop_max_dist")
+    far = _real(spatial_pos_max, "spatial_pos_max")
+    if not isinstance(single_embedding, (bool, np.bool_)):
+        raise FloydwarpError(f"single_embedding must be True or False; got {single_embedding!r}")
     work = _Work.of(graphs, None, backend, edges_only=True)
     spatial, path, top = work.paths(shift=1, pad=0, path_dtype=np.int16 if work.size <= 32767 else np.int32)
-    out = {"spatial_pos": work.out(spatial), "attn_bias": work.out(_attn_bias(work, spatial, spatial_pos_max))}
+    out = {"spatial_pos": work.out(spatial), "attn_bias": work.out(_attn_bias(work, spatial, far))}
     if edge_attr is None:
         edge_attr = _edge_attr_of(work.source)
     if edge_attr is not None:
@@ -136,7 +144,10 @@ def collate(graphs, *, edge_attr=None, multi_hop_max_dist=20, spatial_pos_max=20
 def convert_to_single_emb(x, offset: int = SINGLE_EMB_OFFSET):
     """Graphormer's ``convert_to_single_emb``: feature f of every row shifted by ``1 + f *
     offset`` (int64)."""
+    offset = count(offset, "offset")
     x = _integers(np.asarray(x), "edge_attr").astype(np.int64)
+    if x.ndim not in (1, 2):
+        raise FloydwarpError(f"convert_to_single_emb takes features of shape (E,) or (E, F); got {x.shape}")
     x = x[:, None] if x.ndim == 1 else x
     return x + (1 + np.arange(x.shape[1], dtype=np.int64) * offset)
 
@@ -160,8 +171,12 @@ class _Work:
         from ..batch.engines import resolve
 
         torch_out = False
-        if hasattr(graphs, "edge_index") or (isinstance(graphs, (list, tuple)) and graphs
-                                             and hasattr(graphs[0], "edge_index")):
+        edges = hasattr(graphs, "edge_index") or (isinstance(graphs, (list, tuple)) and graphs
+                                                  and hasattr(graphs[0], "edge_index"))
+        if sizes is not None and (edges or isinstance(graphs, (list, tuple))):     # else dropped without a word
+            raise FloydwarpError("sizes= is for a padded (B, N, N) adjacency; a list or a PyG batch gives its "
+                                 "graphs' sizes itself")
+        if edges:
             batch, torch_out = _edge_batch(graphs)
             weighted = False
         elif edges_only:
@@ -241,13 +256,13 @@ def _edge_batch(graphs):
         edge_index, ptr = _joined(graphs)
         torch_out = is_torch(graphs[0].edge_index)
     else:
-        edge_index = array_of(graphs.edge_index)
+        edge_index = _edge_index(array_of(graphs.edge_index), "edge_index")
         torch_out = is_torch(graphs.edge_index)
         ptr = getattr(graphs, "ptr", None)
         if ptr is None and getattr(graphs, "batch", None) is None:
-            ptr = [0, _num_nodes(graphs, edge_index)]          # one graph (a Data)
+            ptr = [0, _num_nodes(graphs, edge_index, "num_nodes")]          # one graph (a Data)
     xp = np if isinstance(edge_index, np.ndarray) else __import__("cupy")
-    ids = xp.arange(edge_index.shape[1] if edge_index.ndim == 2 else 0, dtype=xp.int64)
+    ids = xp.arange(edge_index.shape[1], dtype=xp.int64)
     batch = GraphBatch.from_pyg(edge_index, ids, ptr=None if ptr is None else array_of(ptr),
                                 batch=None if ptr is not None else array_of(graphs.batch))
     return batch, torch_out
@@ -255,8 +270,9 @@ def _edge_batch(graphs):
 
 def _joined(data_list):
     """``(edge_index, ptr)`` of a list of PyG ``Data``: what ``Batch.from_data_list`` builds."""
-    parts = [host(d.edge_index).reshape(2, -1) for d in data_list]
-    counts = np.fromiter((_num_nodes(d, e) for d, e in zip(data_list, parts)), np.int64, len(parts))
+    parts = [_edge_index(host(d.edge_index), f"graph {g}'s edge_index") for g, d in enumerate(data_list)]
+    counts = np.fromiter((_num_nodes(d, e, f"graph {g}'s num_nodes") for g, (d, e) in enumerate(zip(data_list, parts))),
+                         np.int64, len(parts))
     ptr = np.zeros(len(parts) + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     if not parts:
@@ -266,21 +282,41 @@ def _joined(data_list):
 
 
 def _edge_attr_of(graphs):
-    """The ``edge_attr`` of a PyG object, or of every Data of a list joined; None if any lacks it."""
+    """The ``edge_attr`` of a PyG object, or of every Data of a list joined; None if any lacks it.
+    Each graph's rows must be its own edges' (the joined total alone would let a surplus in one
+    graph fill a shortfall in the next) and of one shape past them, as ``Batch.from_data_list``
+    concatenates them."""
     if not isinstance(graphs, (list, tuple)):
         return getattr(graphs, "edge_attr", None)
     attrs = [getattr(d, "edge_attr", None) for d in graphs]
     if not attrs or any(a is None for a in attrs):
         return None
     attrs = [host(a) for a in attrs]
-    return np.concatenate([a[:, None] if a.ndim == 1 else a for a in attrs])
+    for g, (d, a) in enumerate(zip(graphs, attrs)):
+        edges = array_of(d.edge_index).shape[1]
+        if a.ndim not in (1, 2) or a.shape[0] != edges:
+            raise FloydwarpError(f"graph {g}'s edge_attr must have shape (E,) or (E, F) for its {edges} edges; "
+                                 f"got {a.shape}")
+        if a.shape[1:] != attrs[0].shape[1:]:
+            raise FloydwarpError(f"graph {g}'s edge_attr has shape {a.shape} but graph 0's has {attrs[0].shape}: "
+                                 "every graph's must have the same shape past its edges")
+    return np.concatenate(attrs)
 
 
-def _num_nodes(data, edge_index) -> int:
+def _edge_index(edge_index, what):
+    """``edge_index`` if it is (2, E) of integers: nothing else is reshaped into one."""
+    if edge_index.ndim != 2 or edge_index.shape[0] != 2:
+        raise FloydwarpError(f"{what} must have shape (2, E); got {tuple(edge_index.shape)}")
+    if edge_index.dtype.kind not in "iu" and edge_index.size:          # an empty one may be float (torch's default)
+        raise FloydwarpError(f"{what} must hold integers; got dtype {edge_index.dtype}")
+    return edge_index
+
+
+def _num_nodes(data, edge_index, what) -> int:
     n = getattr(data, "num_nodes", None)
     if n is None:
-        n = int(host(edge_index).max(initial=-1)) + 1
-    return int(n)
+        return int(host(edge_index).max()) + 1 if edge_index.size else 0
+    return count(n, what)
 
 
 def _adjacency(a, g):
@@ -304,10 +340,14 @@ def _integers(a, what):
     return a
 
 
-def _count(value, what) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise FloydwarpError(f"{what} must be a non-negative integer; got {value!r}")
-    return int(value)
+def _real(value, what) -> float:
+    """A real-number option as a float: NaN and infinities included (Graphormer compares with
+    them as given: spatial_pos_max = NaN or inf masks nothing), bools and non-numbers refused.
+    A float compares exactly as the integer would with distances below 2**53."""
+    value = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise FloydwarpError(f"{what} must be a real number; got {value!r}")
+    return float(value)
 
 
 def _edge_features(edge_attr, batch, single_embedding):
