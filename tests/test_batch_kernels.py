@@ -207,10 +207,10 @@ def test_pyg_edges_over_many_chunks(chunk):
 
 
 def test_device_edge_pass_agrees_with_the_host_pass():
-    """graphs._device_edges (whole-array operations, CuPy on a GPU) run with NumPy in CuPy's
+    """pyg_layout.device_edges (whole-array operations, CuPy on a GPU) run with NumPy in CuPy's
     place gives the host pass's answer: the first bad edge, eptr, and edges in graph order with
     their local ids (the order within a graph may differ: NumPy's default sort is not stable)."""
-    from floydwarp.batch import graphs
+    from floydwarp.batch import pyg_layout
 
     rng = np.random.default_rng(17)
     for trial in range(80):
@@ -222,8 +222,8 @@ def test_device_edge_pass_agrees_with_the_host_pass():
             dst = dst.copy()
             dst[int(rng.integers(src.size))] = ptr[-1] + 1
         node_graph = np.repeat(np.arange(ptr.size - 1), np.diff(ptr)) if trial % 3 == 0 else None
-        host = graphs._host_edges(src, dst, ptr)
-        device = graphs._device_edges(np, src, dst, ptr, node_graph, int(ptr[-1]))
+        host = pyg_layout.host_edges(src, dst, ptr)
+        device = pyg_layout.device_edges(np, src, dst, ptr, node_graph, int(ptr[-1]))
         assert host[4:] == device[4:]
         if host[4]:
             continue

@@ -168,7 +168,8 @@ LAYERS = {
     "base": (("errors", "numeric", "casts", "arrays", "progress", "plan", "options", "registry", "schedule",
               "tiling", "grid", "checkpoint", "predecessors", "cycles", "bfs", "team", "jit", "passes", "reductions",
               "graph", "io", "inputs", "dlpack", "draws", "result", "metrics", "dynamic", "certify", "checksum",
-              "batch.graphs", "batch.result", "batch.engines", "batch.lists", "batch.convert", "batch.dense"),
+              "batch.graphs", "batch.pyg_layout", "batch.result", "batch.engines", "batch.lists", "batch.convert",
+              "batch.dense"),
              {"base"}),
     "engines": (("cpu", "gpu", "mpi", "multigpu", "batch.cpu", "batch.gpu", "batch.kernels", "batch.steps",
                  "batch.vectors", "learn.graphormer_kernels", "learn.graphormer_gpu"),
@@ -181,8 +182,8 @@ LAYERS = {
 #: imports across the layers by design, and why
 CROSSINGS = {
     ("floydwarp.batch.gpu", "floydwarp.solver"): "a batch's graphs over 128 vertices go through solve()",
-    ("floydwarp.batch.graphs", "floydwarp.batch.kernels"): "PyG edges are read by one Numba pass (pyg_edges), "
-                                                          "which lives with the batch CPU engine's kernels",
+    ("floydwarp.batch.pyg_layout", "floydwarp.batch.kernels"): "PyG edges are read by one Numba pass (pyg_edges), "
+                                                              "which lives with the batch CPU engine's kernels",
     ("floydwarp.batch.dense", "floydwarp.batch.kernels"): "the weights' scan of dense matrices reads them with the "
                                                          "solve's own vector loader (scan_dense)",
     ("floydwarp.batch.dense", "floydwarp.batch.steps"): "the scan is handed that loader (steps.load_dense)",

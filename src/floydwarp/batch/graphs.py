@@ -23,10 +23,9 @@ from ..dlpack import maybe_from_dlpack
 from ..errors import FloydwarpError
 from ..graph.edge_arrays import edge_stats, weight_input
 from ..numeric import WeightStats
-from ..options import count
+from .pyg_layout import (agreeing_batch, check_ptr, device_edges, edge_error, first, graph_of, host_edges, index_array,
+                         ptr_of_batch)
 
-#: edges a thread checks and converts at a time (kernels.pyg_edges)
-EDGE_CHUNK = 1 << 16
 #: the arrays a batch .npz file may hold (GraphBatch.load)
 NPZ_KEYS = ("edge_index", "edge_weight", "ptr", "batch", "graphs", "sizes")
 #: its two forms: PyG arrays, a padded array
@@ -261,10 +260,10 @@ class GraphBatch:
             raise FloydwarpError(f"a padded batch has non-numeric dtype {a.dtype}")
         count, size = a.shape[0], a.shape[1]
         sizes = (xp.full(count, size, dtype=xp.int64) if sizes is None
-                 else _index_array(maybe_from_dlpack(sizes), "sizes", xp))
+                 else index_array(maybe_from_dlpack(sizes), "sizes", xp))
         if sizes.shape != (count,):
             raise FloydwarpError(f"sizes has {sizes.size} entries for a batch of {count} graphs")
-        bad = _first(xp, (sizes < 0) | (sizes > size))
+        bad = first(xp, (sizes < 0) | (sizes > size))
         if bad is not None:
             raise FloydwarpError(f"graph {bad}: size {int(sizes[bad])} is out of range 0..{size} (the padded N)")
         if xp is np:
@@ -277,7 +276,7 @@ class GraphBatch:
         inside = (r[None, :, None] < sizes[:, None, None]) & (r[None, None, :] < sizes[:, None, None])
         edge = inside
         if a.dtype.kind == "f":
-            nan = _first(xp, (inside & (xp.isnan(a) | (a == -xp.inf))).ravel())
+            nan = first(xp, (inside & (xp.isnan(a) | (a == -xp.inf))).ravel())
             if nan is not None:
                 g, i, j = np.unravel_index(nan, a.shape)
                 raise FloydwarpError(f"graph {g}: entry [{i}, {j}] has weight {float(a[g, i, j])}: "
@@ -302,7 +301,7 @@ class GraphBatch:
         if src.shape != dst.shape:
             raise FloydwarpError(f"a DGL graph's edges() gave sources of shape {tuple(src.shape)} and targets of "
                                  f"shape {tuple(dst.shape)}")
-        sizes = _index_array(maybe_from_dlpack(graph.batch_num_nodes()), "batch_num_nodes", xp)
+        sizes = index_array(maybe_from_dlpack(graph.batch_num_nodes()), "batch_num_nodes", xp)
         if isinstance(edge_weight, str):
             if edge_weight not in graph.edata:
                 raise FloydwarpError(f"edge_weight={edge_weight!r}: the graph has no such edata field (it has "
@@ -322,18 +321,18 @@ class GraphBatch:
         ei = xp.asarray(ei)
         if ei.ndim != 2 or ei.shape[0] != 2:
             raise FloydwarpError(f"edge_index must have shape (2, E); got {tuple(ei.shape)}")
-        src, dst = _index_array(ei[0], "edge_index", xp), _index_array(ei[1], "edge_index", xp)
+        src, dst = index_array(ei[0], "edge_index", xp), index_array(ei[1], "edge_index", xp)
         if batch is None and ptr is None:
             raise FloydwarpError("give batch= (each vertex's graph) or ptr= (graph offsets), or both (PyG's Batch)")
         if ptr is not None:
-            ptr = _index_array(maybe_from_dlpack(ptr), "ptr", xp)
-            _check_ptr(xp, ptr, num_graphs)
+            ptr = index_array(maybe_from_dlpack(ptr), "ptr", xp)
+            check_ptr(xp, ptr, num_graphs)
             nodes = int(ptr[-1])
-            node_graph = None if batch is None else _agreeing_batch(xp, _index_array(maybe_from_dlpack(batch),
+            node_graph = None if batch is None else agreeing_batch(xp, index_array(maybe_from_dlpack(batch),
                                                                                         "batch", xp), ptr)
         else:
-            node_graph = _index_array(maybe_from_dlpack(batch), "batch", xp)
-            ptr = _ptr_of_batch(xp, node_graph, num_graphs)
+            node_graph = index_array(maybe_from_dlpack(batch), "batch", xp)
+            ptr = ptr_of_batch(xp, node_graph, num_graphs)
             nodes = int(node_graph.size)
         weight = None
         if edge_weight is not None:
@@ -350,135 +349,19 @@ class GraphBatch:
             if xp is np:            # float16 and other byte orders widened, as the kernels read them
                 weight = weight_input(weight)
         if xp is np:
-            local_src, local_dst, eptr, order, code, bad = _host_edges(src, dst, ptr)
+            local_src, local_dst, eptr, order, code, bad = host_edges(src, dst, ptr)
         else:
-            local_src, local_dst, eptr, order, code, bad = _device_edges(xp, src, dst, ptr, node_graph, nodes)
+            local_src, local_dst, eptr, order, code, bad = device_edges(xp, src, dst, ptr, node_graph, nodes)
         if code:
-            raise _edge_error(code, bad, src, dst, ptr, nodes)
+            raise edge_error(code, bad, src, dst, ptr, nodes)
         if weight is not None and weight.dtype.kind == "f":
-            bad = _first(xp, ~xp.isfinite(weight))
+            bad = first(xp, ~xp.isfinite(weight))
             if bad is not None:
                 u, v = int(src[bad]), int(dst[bad])
-                g = _graph_of(ptr, u)
+                g = graph_of(ptr, u)
                 start = int(ptr[g])
                 raise FloydwarpError(f"edge {bad} (graph {g}, {u - start} -> {v - start}) has weight "
                                      f"{float(weight[bad])}: weights must be finite numbers")
         if order is not None:
             weight = None if weight is None else weight[order]
         return cls(xp.diff(ptr), eptr, local_src, local_dst, weight)
-
-
-# ---------------------------------------------------------------------- helpers
-def _host_edges(src, dst, ptr):
-    """``(local source, local target, eptr, order, error code, first bad edge)`` of a host PyG
-    batch: one parallel pass (kernels.pyg_edges) checks and converts the edges and, when they
-    come grouped by graph as PyG stores them, finds each graph's first edge; otherwise the
-    edges are put in graph order (``order``: the permutation, for the weights).  Codes 1/2:
-    source/target out of range, 3: an edge across graphs."""
-    from .kernels import pyg_edges     # Numba
-
-    local_src, local_dst, eptr, code, bad, grouped = pyg_edges(src, dst, ptr, EDGE_CHUNK)
-    if code or grouped:
-        return local_src, local_dst, eptr, None, code, bad
-    graph = np.searchsorted(ptr, src, side="right") - 1
-    order = np.argsort(graph, kind="stable")
-    eptr = np.searchsorted(graph[order], np.arange(ptr.size)).astype(np.int64)
-    return local_src[order], local_dst[order], eptr, order, 0, -1
-
-
-def _device_edges(xp, src, dst, ptr, node_graph, nodes):
-    """:func:`_host_edges` for device arrays, in whole-array CuPy operations."""
-    for code, ids in ((1, src), (2, dst)):
-        bad = _first(xp, (ids < 0) | (ids >= nodes))
-        if bad is not None:
-            return None, None, None, None, code, bad
-    find = (lambda v: node_graph[v]) if node_graph is not None else \
-        (lambda v: xp.searchsorted(ptr, v, side="right") - 1)
-    eg = find(src)
-    bad = _first(xp, eg != find(dst))
-    if bad is not None:
-        return None, None, None, None, 3, bad
-    start = ptr[eg]
-    local_src, local_dst = (src - start).astype(xp.int32), (dst - start).astype(xp.int32)
-    order = None
-    if eg.size > 1 and bool((eg[1:] < eg[:-1]).any()):
-        order = xp.argsort(eg)
-        eg, local_src, local_dst = eg[order], local_src[order], local_dst[order]
-    eptr = xp.searchsorted(eg, xp.arange(ptr.size)).astype(xp.int64)
-    return local_src, local_dst, eptr, order, 0, -1
-
-
-def _graph_of(ptr, vertex) -> int:
-    """The graph that holds ``vertex`` (the last one starting at or before it)."""
-    return int(np.searchsorted(np.asarray(to_host(ptr)), vertex, side="right")) - 1
-
-
-def _edge_error(code, bad, src, dst, ptr, nodes) -> FloydwarpError:
-    """The message for edge ``bad`` of a PyG batch, by the code of :func:`_host_edges`."""
-    bad = int(bad)
-    u, v = int(src[bad]), int(dst[bad])
-    if code in (1, 2):
-        name, w = ("source", u) if code == 1 else ("target", v)
-        return FloydwarpError(f"edge {bad} ({u} -> {v}): {name} vertex {w} is out of range 0..{nodes - 1} "
-                              f"(the batch has {nodes} vertices)")
-    host = np.asarray(to_host(ptr))
-    gu, gv = _graph_of(host, u), _graph_of(host, v)
-    return FloydwarpError(f"edge {bad} ({u} -> {v}) is out of range for its graph: vertex {u} is in graph {gu} "
-                          f"(vertices {int(host[gu])}..{int(host[gu + 1]) - 1}) but vertex {v} is in graph {gv}")
-
-
-def _first(xp, mask):
-    """The first index where ``mask`` holds, or None (one device sync)."""
-    if mask.size == 0 or not bool(mask.any()):
-        return None
-    return int(xp.argmax(mask))
-
-
-def _index_array(a, name, xp):
-    a = xp.asarray(a)
-    if a.ndim != 1:
-        raise FloydwarpError(f"{name} must be a 1-D array of integers; got shape {tuple(a.shape)}")
-    if a.dtype.kind not in "iu" and a.size:
-        raise FloydwarpError(f"{name} must hold integers; got dtype {a.dtype}")
-    return a.astype(xp.int64, copy=False)
-
-
-def _check_ptr(xp, ptr, num_graphs):
-    if ptr.size == 0 or int(ptr[0]) != 0:
-        raise FloydwarpError("ptr must start at 0 (ptr[g] is graph g's first vertex; B + 1 entries)")
-    bad = _first(xp, ptr[1:] < ptr[:-1])
-    if bad is not None:
-        raise FloydwarpError(f"ptr is not sorted: ptr[{bad + 1}] = {int(ptr[bad + 1])} is below "
-                             f"ptr[{bad}] = {int(ptr[bad])} (graph {bad} would have a negative size)")
-    if num_graphs is not None and count(num_graphs, "num_graphs") != ptr.size - 1:
-        raise FloydwarpError(f"num_graphs = {num_graphs} but ptr describes {ptr.size - 1} graphs")
-
-
-def _agreeing_batch(xp, node_graph, ptr):
-    """``batch`` given beside ``ptr`` (PyG's collate sets both): it must put every vertex in the
-    graph ``ptr`` does."""
-    nodes = int(ptr[-1])
-    if node_graph.size != nodes:
-        raise FloydwarpError(f"batch and ptr disagree: batch has {node_graph.size} vertices, ptr[-1] = {nodes}")
-    owner = xp.searchsorted(ptr, xp.arange(nodes), side="right") - 1       # the last graph starting at or before
-    bad = _first(xp, owner != node_graph)
-    if bad is not None:
-        raise FloydwarpError(f"batch and ptr disagree: batch[{bad}] = {int(node_graph[bad])} but ptr puts vertex "
-                             f"{bad} in graph {int(owner[bad])}")
-    return node_graph
-
-
-def _ptr_of_batch(xp, node_graph, num_graphs):
-    """Graph offsets from ``batch`` (each vertex's graph), which must be sorted."""
-    bad = _first(xp, node_graph < 0)
-    if bad is not None:
-        raise FloydwarpError(f"batch[{bad}] = {int(node_graph[bad])}: graph numbers must be >= 0")
-    bad = _first(xp, node_graph[1:] < node_graph[:-1])
-    if bad is not None:
-        raise FloydwarpError(f"batch is not sorted: vertex {bad + 1} is in graph {int(node_graph[bad + 1])} "
-                             f"but vertex {bad} before it is in graph {int(node_graph[bad])}")
-    last = int(node_graph[-1]) + 1 if node_graph.size else 0
-    graphs = last if num_graphs is None else count(num_graphs, "num_graphs")
-    if graphs < last:
-        raise FloydwarpError(f"num_graphs = {graphs} but batch names graph {last - 1}")
-    return xp.searchsorted(node_graph, xp.arange(graphs + 1)).astype(xp.int64)

@@ -162,7 +162,7 @@ def _graph_of(ptr, vertex):
 def pyg_edges(src, dst, ptr, chunk):
     """One parallel pass over a PyG batch's edges, ``chunk`` edges a thread at a time:
     ``(local source, local target, eptr, code, first bad edge, grouped)``.  Code 1/2: a
-    source/target outside the batch, 3: an edge between two graphs (graphs.py words the
+    source/target outside the batch, 3: an edge between two graphs (pyg_layout.py words the
     error; the first bad edge in edge order).  ``grouped``: each graph's edges come together
     and in graph order, as PyG stores them; only then is ``eptr`` (B + 1: graph g's edges
     are ``eptr[g] .. eptr[g + 1] - 1``) filled.  A graph is looked up (binary search in
