@@ -96,9 +96,9 @@ def test_batch_vector_parallel_edges_and_unsorted_edges():
 def test_pyg_edges_in_many_chunks(monkeypatch):
     """The parallel edge pass with chunks of a few edges: grouped and scattered edges give the
     same graphs, and the first bad edge is the one named."""
-    from floydwarp.batch import graphs
+    from floydwarp.batch import pyg_layout
 
-    monkeypatch.setattr(graphs, "EDGE_CHUNK", 5)
+    monkeypatch.setattr(pyg_layout, "EDGE_CHUNK", 5)
     rng = np.random.default_rng(31)
     mats = random_batch(rng, 25, 9, "pos")
     edge_index, weight, ptr = pyg_of(mats)
