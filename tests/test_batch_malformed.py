@@ -59,6 +59,18 @@ def test_sparse_arrays_of_the_wrong_kind_are_refused(part, dtype, rule):
             fw.solve(bad)
 
 
+def test_sparse_indices_with_no_integer_type_in_common_are_refused():
+    """uint64 beside int64 joins as NumPy's float64 (ids above 2**53 rounded): no graph alone is wrong."""
+    unsigned = _csr()
+    unsigned.indices = unsigned.indices.astype(np.uint64)
+    signed = _csr()
+    signed.indices = signed.indices.astype(np.int64)
+    with pytest.raises(FloydwarpError, match="graph 1: its csr matrix's indices has dtype uint64, which has no "
+                                             "integer type in common with graph 0's int64"):
+        fw.solve_batch([signed, unsigned])
+    assert fw.solve_batch([unsigned, unsigned])[1].to_dense().tolist() == PATH_DIST
+
+
 def test_sparse_text_beside_numbers_is_refused():
     bad = _csr()
     bad.data = np.array(["a", "b"])

@@ -84,12 +84,12 @@ def count(value, what: str) -> int:
     tensor (PyG keeps a ``num_nodes`` as it was stored) -- whatever has ``__index__``.  Bools,
     floats, text and None are refused, naming ``what``, where ``int()`` would truncate 2.7,
     parse "3" or overflow on inf."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        whole = operator.index(value)
-    except TypeError:
-        whole = -1
+    whole = -1
+    if not isinstance(value, bool):
+        try:
+            whole = operator.index(value)
+        except TypeError:
+            pass
     if whole < 0:
         raise FloydwarpError(f"{what} must be a non-negative integer; got {value!r}")
     return whole

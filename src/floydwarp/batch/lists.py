@@ -180,9 +180,14 @@ def _compressed_list(mats, kinds, weighted):
     for part, joined, allowed, rule in (("indptr", ip, "iu", "integers"), ("indices", ind, "iu", "integers"),
                                         ("data", data, "biuf", "real numbers")):
         if joined is not None and joined.dtype.kind not in allowed:
-            g = next(g for g, m in enumerate(mats) if getattr(m, part).dtype.kind not in allowed)
-            raise FloydwarpError(f"graph {g}: its {mats[g].format} matrix's {part} has dtype "
-                                 f"{getattr(mats[g], part).dtype}; it must hold {rule}")
+            dtypes = [getattr(m, part).dtype for m in mats]
+            g = next((g for g, dt in enumerate(dtypes) if dt.kind not in allowed), None)
+            if g is None:       # integers with no integer type in common (uint64 beside int64): NumPy's float64
+                g = next(g for g, dt in enumerate(dtypes) if dt != dtypes[0])
+                raise FloydwarpError(f"graph {g}: its {mats[g].format} matrix's {part} has dtype {dtypes[g]}, "
+                                     f"which has no integer type in common with graph 0's {dtypes[0]}")
+            raise FloydwarpError(f"graph {g}: its {mats[g].format} matrix's {part} has dtype {dtypes[g]}; "
+                                 f"it must hold {rule}")
     if weighted and not np.array_equal(values, stored):
         g = int(np.flatnonzero(values != stored)[0])
         raise FloydwarpError(f"graph {g}: malformed {mats[g].format} matrix: {int(values[g])} values for its "

@@ -140,7 +140,7 @@ def _padded_size(batch, max_n) -> int:
     if max_n < batch.max_size:
         g = int(np.argmax(batch.host_sizes))
         raise FloydwarpError(f"graph {g} has {batch.max_size} vertices, more than max_n = {max_n}")
-    return int(max_n)
+    return max_n
 
 
 def _cap(max_distance, stats):
