@@ -36,6 +36,13 @@ SCIPY_INPUT = {"dense list": "dense", "padded": "dense", "padded adjacency": "de
 INPUTS_MAX = 20_000
 #: SciPy loop calls timed in turn with each form's calls (the first ones of its ``repeats``)
 LOOP_PAIRS = 3
+#: seconds of a form's calls one timed sample runs at least, a rate over about as much work as
+#: the SciPy loop it is compared with (0.15 s for 3,000 molecules on the 2-core box) gives its
+#: own.  Timed one at a time, calls after any other work -- a SciPy loop, a 0.15 s sleep, a
+#: 0.15 s spin of one core -- took 1.5-1.7x their steady time, shrinking over the next 8 calls
+#: (about 60 ms: the box's second core waking up), so a median of single calls measured that
+#: ramp (bench/results/batch-inputs-2core-s24/)
+SAMPLE_S = 0.1
 
 
 def build(edge_index, ptr):
@@ -103,7 +110,7 @@ def records(count, edge_index, ptr, config, base, loop_max, reference, emit) -> 
                 return solve_batch(given, backend="cpu", **kwargs, **extra)
 
             loop_times = []
-            t, times, r, kernels = _median_call(call, config.repeats,
+            t, times, r, kernels = _median_call(call, config.repeats, sample_s=SAMPLE_S,
                                                 between=lambda mats=mats: loop_times.append(_scipy_loop_time(mats)))
             dist = r.dist
             matches = bool(np.array_equal(np.where(dist >= r.inf, 255, dist).astype(np.uint8), reference))
@@ -134,20 +141,24 @@ def _scipy_loop_time(mats) -> float:
     return time.perf_counter() - t0
 
 
-def _median_call(call, repeats, between=None):
-    """``(median seconds, every call's seconds, last result, median seconds in the engine)``
-    of ``repeats`` calls after one warm-up call (the engine's: the kernels and the output,
-    ``BatchResult.compute_time``; None for results without it); ``between()`` runs before each
-    of the first :data:`LOOP_PAIRS` calls (outside the clock)."""
+def _median_call(call, repeats, between=None, sample_s=0.0):
+    """``(median seconds a call, every sample's seconds a call, last result, median seconds in
+    the engine)`` of ``repeats`` samples after one warm-up call; a sample is as many calls in a
+    row as take ``sample_s`` seconds (at least one), its time their mean.  The engine's time is
+    the kernels' and the output's (``BatchResult.compute_time``; None for results without it),
+    of a sample's last call.  ``between()`` runs before each of the first :data:`LOOP_PAIRS`
+    samples (outside the clock)."""
     call()
     times, engine, result = [], [], None
     for i in range(max(1, repeats)):
-        result = None                      # the last result's memory is free for the next
         if between is not None and i < LOOP_PAIRS:
             between()
-        t0 = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - t0)
+        calls, t0 = 0, time.perf_counter()
+        while not calls or time.perf_counter() - t0 < sample_s:
+            result = None                  # the last result's memory is free for the next
+            result = call()
+            calls += 1
+        times.append((time.perf_counter() - t0) / calls)
         engine.append(getattr(result, "compute_time", None))
     inside = statistics.median(engine) if None not in engine else None
     return statistics.median(times), times, result, inside
