@@ -308,7 +308,7 @@ class GraphBatch:
                                      f"{', '.join(map(repr, graph.edata.keys())) or 'none'})")
             edge_weight = graph.edata[edge_weight]
         ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
-        return cls.from_pyg(xp.stack([xp.asarray(src), xp.asarray(dst)]), edge_weight, ptr=ptr)
+        return cls.from_pyg(xp.stack([src, dst]), edge_weight, ptr=ptr)
 
     @classmethod
     def from_pyg(cls, edge_index, edge_weight=None, *, batch=None, ptr=None, num_graphs=None) -> "GraphBatch":

@@ -36,4 +36,3 @@ def handed_back(array, torch_out: bool):
     if is_device_array(array):
         return torch.from_dlpack(array)
     return torch.from_numpy(np.ascontiguousarray(array))
-
