@@ -101,3 +101,19 @@ def test_torch_cuda_tensors():
     r = fw.solve_batch(fw.GraphBatch.from_pyg(torch.from_numpy(edge_index).cuda(), ptr=torch.from_numpy(ptr).cuda()),
                        unweighted=True)
     assert isinstance(r.dist, cp.ndarray)
+
+
+def test_gpu_clip_past_the_arithmetic_dtype_cuts_nothing():
+    """max_distance = 10**30 reached the GPU kernel as an int16 scalar: OverflowError (hunt-s24)."""
+    mats = [np.array([[0, 3.0], [np.inf, 0]]), np.array([[0, -2.0], [1, 0]])]
+    for given in (mats, cp.asarray(padded_of(mats)[0])):
+        r = fw.solve_batch(given, backend="gpu", max_distance=10 ** 30, output="host")
+        assert r[0].to_dense().tolist() == [[0, 3], [np.inf, 0]] and r.negative_cycle.tolist() == [False, True]
+    assert fw.solve_batch(mats, backend="gpu", max_distance=2, output="host")[0].to_dense().tolist() == [[0, 2],
+                                                                                                     [np.inf, 0]]
+
+
+def test_gpu_batch_text_sizes_are_refused():
+    """Text sizes beside a device array reached CuPy as text: a raw ValueError (hunt-s24)."""
+    with pytest.raises(fw.FloydwarpError, match="sizes must hold integers; got dtype <U1"):
+        fw.solve_batch(cp.zeros((1, 2, 2)), sizes=np.array(["2"]))

@@ -59,6 +59,13 @@ class BatchPlan:
     progress: Callable[[int, int], None] | None = None
     options: dict = field(default_factory=dict)
 
+    @property
+    def clip(self):
+        """``max_distance`` where it cuts a reachable distance, else None: at or above the
+        threshold it cuts nothing, and it may not fit the arithmetic dtype (1e30 in int16)."""
+        cuts = self.max_distance is not None and self.max_distance < self.threshold
+        return self.max_distance if cuts else None
+
     def report(self, done, total):
         if self.progress is not None:
             self.progress(done, total)
@@ -116,9 +123,7 @@ def store(plan: BatchPlan, dist):
 
     xp = array_module(dist)
     reachable = dist < plan.threshold
-    # a clip at or above the threshold cuts nothing (and may not fit the dtype), as in the kernels
-    clips = plan.max_distance is not None and plan.max_distance < plan.threshold
-    values = xp.minimum(dist, plan.max_distance) if clips else dist
+    values = dist if plan.clip is None else xp.minimum(dist, plan.clip)
     out = xp.where(reachable, values, 0).astype(plan.out_dtype)
     xp.copyto(out, plan.out_dtype.type(plan.out_inf), where=~reachable)
     return out

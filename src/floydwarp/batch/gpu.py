@@ -72,12 +72,12 @@ def run(batch, plan) -> BatchOutput:
     start = cp.cuda.Event()
     end = cp.cuda.Event()
     start.record()
-    clip = plan.max_distance is not None
+    clip = plan.clip is not None
     # pred holds the last pivot that improved each entry (Graphormer's path matrix; batch.cu)
     last_pivot = bool(plan.options.get("last_pivot"))
     scalars = (np.int64(size), arith.type(plan.inf), arith.type(-plan.inf), np.int32(plan.clamp),
                arith.type(plan.threshold), out_dt.type(plan.out_inf), np.int32(clip),
-               arith.type(plan.max_distance if clip else 0))
+               arith.type(plan.clip if clip else 0))
     lo = 1
     for rows, hi in LAUNCHES:
         table = buckets(counts, rows, lo, hi, starts, arith.itemsize, plan.predecessors)

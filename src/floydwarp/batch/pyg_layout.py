@@ -82,12 +82,14 @@ def first(xp, mask):
 
 
 def index_array(a, name, xp):
-    a = xp.asarray(a)
+    """``a`` as a 1-D int64 array of ``xp``; its kind is checked before the move (CuPy has no
+    text arrays to refuse)."""
+    a = a if hasattr(a, "dtype") else np.asarray(a)
     if a.ndim != 1:
         raise FloydwarpError(f"{name} must be a 1-D array of integers; got shape {tuple(a.shape)}")
     if a.dtype.kind not in "iu" and a.size:
         raise FloydwarpError(f"{name} must hold integers; got dtype {a.dtype}")
-    return a.astype(xp.int64, copy=False)
+    return xp.asarray(a).astype(xp.int64, copy=False)
 
 
 def check_ptr(xp, ptr, num_graphs):
