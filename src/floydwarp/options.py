@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .errors import FloydwarpError, OptionError
 
 #: options every backend takes
@@ -77,6 +79,14 @@ def refused(func, unknown) -> OptionError:
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     names = [n for n, p in inspect.signature(func).parameters.items() if p.kind in kinds]
     return unexpected(func.__name__, next(iter(unknown)), names)
+
+
+def flag(value, what: str) -> bool:
+    """``value`` as a bool: True or False (NumPy's too), else a FloydwarpError naming ``what``;
+    a truth test would take "False", -1 or 2 as True and refuse an array with a raw error."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise FloydwarpError(f"{what} must be True or False; got {value!r}")
+    return bool(value)
 
 
 def count(value, what: str) -> int:

@@ -115,7 +115,7 @@ def backend(name) -> Backend:
     A module that cannot be imported (a missing optional package) gives a
     backend whose probe says why, so listing backends never fails.
     """
-    if name not in BACKEND_MODULES:
+    if not isinstance(name, str) or name not in BACKEND_MODULES:      # a list would raise "unhashable"
         raise FloydwarpError(f"unknown backend {name!r}; choose one of {', '.join(['auto', *BACKEND_MODULES])}")
     if name not in _BACKENDS:
         try:

@@ -13,6 +13,7 @@ from .arrays import array_module, to_host
 from .cycles import NegativeCycles
 from .errors import InternalError
 from .inputs import as_graph
+from .options import flag
 from .plan import Plan
 from .predecessors import NO_PREDECESSOR, has_loops
 from .progress import progress_callback
@@ -75,6 +76,7 @@ def solve(graph, *, dtype="auto", backend="auto", algorithm="auto", predecessors
     ([[0, 3, 2], [1, 0, -1], [2, 5, 0]], 'int16')
     """
     start = time.perf_counter()
+    predecessors = flag(predecessors, "predecessors")
     graph = as_graph(graph)
     stats = graph.weight_stats()
     choice = numeric.choose_dtype(dtype, stats)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import numeric
 from ..arrays import array_module, to_host
 from ..errors import BackendUnavailableError, FloydwarpError
-from ..options import count, refused
+from ..options import count, flag, refused
 from ..progress import progress_callback
 from .engines import BatchPlan, resolve, store
 from .graphs import GraphBatch
@@ -99,6 +99,7 @@ def solve_batch(graphs, *, dtype="auto", backend="auto", predecessors=False, unw
     """
     if unknown:
         raise refused(solve_batch, unknown)
+    predecessors, unweighted = flag(predecessors, "predecessors"), flag(unweighted, "unweighted")
     if output not in (None, "host", "device"):
         raise FloydwarpError(f"output must be 'host' or 'device', got {output!r}")
     if output == "device":              # refused before the solve, not after it

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import FloydwarpError
+from ..options import count
 
 
 class NumbaThreads:
@@ -20,7 +21,8 @@ class NumbaThreads:
         import numba
 
         limit = numba.config.NUMBA_NUM_THREADS
-        n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None else int(requested)
+        n = (limit if tasks is None else max(1, min(limit, tasks))) if requested is None \
+            else count(requested, "threads")
         if not 1 <= n <= limit:
             raise FloydwarpError(
                 f"threads={requested} is out of range: Numba runs 1..{limit} threads here "

@@ -4,6 +4,7 @@ and the refusal of NaN and -inf weights."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -20,6 +21,8 @@ def missing_value(missing, dtype):
     (NaN, +inf -- absent anyway in floats --, or a value an integer dtype cannot hold)."""
     if missing is None:
         return None
+    if not isinstance(missing, numbers.Real):      # float() would parse "3", and raise raw errors on others
+        raise FloydwarpError(f"missing must be a real number (the entry that means no edge); got {missing!r}")
     value = float(missing)
     if math.isnan(value) or value == math.inf:
         return None

@@ -61,6 +61,29 @@ def index_input(a, name):
     return arr if arr.dtype.kind in "iu" and numba_readable(arr.dtype) else arr.astype(np.int64)
 
 
+def compressed_index(a, part, fmt):
+    """A CSR or CSC matrix's ``indptr`` or ``indices`` as integers the Numba passes read: itself,
+    or widened to int64 from another byte order (read as this machine's, its ids were wrong)."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        raise FloydwarpError(f"malformed {fmt} matrix: its {part} has dtype {a.dtype}; it must hold integers")
+    return a if numba_readable(a.dtype) else a.astype(np.int64)
+
+
+def attribute_weights(attributes):
+    """NetworkX edge attributes as one array for ``weight_input``: objects where they are not all
+    numbers of one shape (a list among them was a raw ValueError), which it then names."""
+    try:
+        weights = np.asarray(attributes) if attributes else np.zeros(0)
+    except ValueError:
+        weights = None
+    if weights is None or weights.ndim != 1:
+        weights = np.empty(len(attributes), dtype=object)
+        for e, x in enumerate(attributes):
+            weights[e] = x
+    return weights
+
+
 def weight_input(a):
     """Edge weights as an array the Numba passes read: the caller's array itself where it is
     one, else a new int64 (booleans, other byte orders) or float64 array (uint64 values that

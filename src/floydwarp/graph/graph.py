@@ -24,9 +24,10 @@ from .. import team
 from ..arrays import array_module, is_device_array, to_host
 from ..errors import FloydwarpError
 from ..numeric import WeightStats
+from ..options import count
 from .dense_arrays import NO_MASK, missing_value, refuse_bad_weights, scanned_stats
-from .edge_arrays import (edge_passes, edge_stats, index_input, new_edge_arrays, numba_passes, numba_readable,
-                          scan_edges, sort_edges, weight_dtype, weight_input)
+from .edge_arrays import (attribute_weights, compressed_index, edge_passes, edge_stats, index_input, new_edge_arrays,
+                          numba_passes, numba_readable, scan_edges, sort_edges, weight_dtype, weight_input)
 from .start import StartMatrix
 
 
@@ -80,6 +81,8 @@ class Graph(StartMatrix):
         self._labels = None if labels is None else labels if isinstance(labels, range) else list(labels)
         if self._labels is not None and len(self._labels) != self.n:
             raise FloydwarpError(f"{len(self._labels)} labels given for {self.n} vertices")
+        if self._labels is not None and not isinstance(self._labels, range):
+            _refuse_repeated(self._labels)
         self._stats = stats
         self._num_edges = num_edges
         self._csr = {}
@@ -111,8 +114,8 @@ class Graph(StartMatrix):
         w = np.ones(src.shape, dtype=np.int64) if weight is None else weight_input(weight)
         if w.shape != src.shape:
             raise FloydwarpError(f"weight has {w.size} entries but src and dst have {src.size}")
-        if n is None:
-            n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        # one more than the largest id (``initial=-1`` overflowed unsigned ids); int() would take 2.5 or "3"
+        n = max((int(a.max()) + 1 for a in (src, dst) if a.size), default=0) if n is None else count(n, "n")
         return cls._of_scanned_edges(n, src, dst, w, new_edge_arrays(src.size, w.dtype), labels)
 
     @classmethod
@@ -188,7 +191,10 @@ class Graph(StartMatrix):
         # of a small solve; NumPy's repeat of the row ids 3 us)
         fmt = sparse.format
         if fmt in ("csr", "csc"):
-            indptr, indices = (_compressed_index(getattr(sparse, part), part, fmt) for part in ("indptr", "indices"))
+            indptr, indices = (compressed_index(getattr(sparse, part), part, fmt) for part in ("indptr", "indices"))
+            if indptr.size != n + 1:            # else rows were read as others' or dropped without a word
+                raise FloydwarpError(f"malformed {fmt} matrix: its indptr has {indptr.size} entries for "
+                                     f"{n} {'rows' if fmt == 'csr' else 'columns'} (n + 1 = {n + 1})")
             src, dst = np.empty(indices.size, np.int64), np.empty(indices.size, np.int64)
             m = numba_passes().compressed_pairs(indptr, indices, fmt == "csr", src, dst)
             if m < 0:
@@ -215,6 +221,8 @@ class Graph(StartMatrix):
         parallel edge; edges without the ``weight`` attribute weigh
         ``default_weight`` (``weight=None`` makes every edge weigh it).
         """
+        if not all(hasattr(G, name) for name in ("nodes", "edges", "is_directed")):
+            raise FloydwarpError(f"from_networkx needs a NetworkX graph, got {type(G).__name__}")
         nodes = list(G.nodes) if nodelist is None else list(nodelist)
         index = {v: i for i, v in enumerate(nodes)}
         if len(index) != len(nodes):
@@ -227,8 +235,8 @@ class Graph(StartMatrix):
             src.append(index[u]); dst.append(index[v]); w.append(wt)
             if not G.is_directed():
                 src.append(index[v]); dst.append(index[u]); w.append(wt)
-        return cls.from_edges(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
-                              np.asarray(w) if w else np.zeros(0), n=len(nodes), labels=nodes)
+        return cls.from_edges(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), attribute_weights(w),
+                              n=len(nodes), labels=nodes)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -415,10 +423,15 @@ class Graph(StartMatrix):
 DEVICE_BAND_ENTRIES = 1 << 27
 
 
-def _compressed_index(a, part, fmt):
-    """A CSR or CSC matrix's ``indptr`` or ``indices`` as integers the Numba passes read: itself,
-    or widened to int64 from another byte order (read as this machine's, its ids were wrong)."""
-    a = np.asarray(a)
-    if a.dtype.kind not in "iu":
-        raise FloydwarpError(f"malformed {fmt} matrix: its {part} has dtype {a.dtype}; it must hold integers")
-    return a if numba_readable(a.dtype) else a.astype(np.int64)
+def _refuse_repeated(labels):
+    """Labels name vertices: a repeated one would name only one of its vertices, and an
+    unhashable one none (a Result looks them up in a dict)."""
+    first = {}
+    for i, label in enumerate(labels):
+        try:
+            j = first.setdefault(label, i)
+        except TypeError:
+            raise FloydwarpError(f"label {label!r} (vertex {i}) cannot name a vertex: labels must be "
+                                 "hashable") from None
+        if j != i:
+            raise FloydwarpError(f"label {label!r} names vertices {j} and {i}: labels must be distinct")
