@@ -86,3 +86,53 @@ def test_labels_must_name_one_vertex_each(labels, message):
     """A repeated label named only one of its vertices: distance("a", "a") gave 0."""
     with pytest.raises(FloydwarpError, match=message):
         fw.Graph.from_edges([0], [1], [1], labels=labels)
+
+
+def _labelled(labels):
+    return fw.solve(fw.Graph.from_edges([0, 1], [1, 2], [5, 7], n=3, labels=labels))
+
+
+@pytest.mark.parametrize("vertex", [True, 1.0, np.float64(2.0), [1], np.array(1), np.array([1])])
+def test_a_vertex_of_another_kind_names_no_label(vertex):
+    """A dict found the label 1 for True and 1.0; a list or an array raised "unhashable"."""
+    r = _labelled([1, 2, 3])
+    with pytest.raises(FloydwarpError, match="unknown vertex"):
+        r.distance(vertex, 3)
+    assert r.distance(np.int64(1), 3) == 12 and r.index(2) == 1
+
+
+@pytest.mark.parametrize("i", [-1, 3, 1.5, "a", True, None])
+def test_label_takes_only_an_index(i):
+    """-1 read from the end, as a list does; 3 and 1.5 raised raw errors; unlabelled, anything came back."""
+    for r in (_labelled(["a", "b", "c"]), fw.solve(M)):
+        with pytest.raises(FloydwarpError, match="vertex index .* is out of range 0..2"):
+            r.label(i)
+    assert _labelled(["a", "b", "c"]).label(np.int64(2)) == "c" and fw.solve(M).label(2) == 2
+
+
+@pytest.mark.parametrize("word", ["1_0", "\u0661", " 1", "1.0"])
+def test_command_line_vertices_are_plain_numbers(word):
+    """int() read "1_0" as 10 and Arabic-Indic digits as numbers."""
+    for r in (fw.solve(np.zeros((11, 11))), _labelled([1, 10, 3])):
+        with pytest.raises(FloydwarpError, match="unknown vertex"):
+            r.find_vertex(word)
+    assert fw.solve(np.zeros((11, 11))).find_vertex("10") == 10 and _labelled([1, 10, 3]).find_vertex("10") == 10
+
+
+@pytest.mark.parametrize("value", ["x", None, np.array([1, 0])])
+def test_metric_flags_must_be_true_or_false(value):
+    r = fw.solve(M)
+    with pytest.raises(FloydwarpError, match="wf_improved must be True or False"):
+        r.closeness(value)
+    with pytest.raises(FloydwarpError, match="directed must be True or False"):
+        r.wiener_index(value)
+
+
+def test_cli_weights_beyond_int64_are_an_option_error():
+    """A traceback ("high is out of bounds for int64") where an option error belongs."""
+    from click.testing import CliRunner
+
+    from floydwarp.cli.app import app
+
+    out = CliRunner().invoke(app, ["solve", "-g", "3", "-p", "100", "--weights", "0,9223372036854775808"])
+    assert out.exit_code == 2 and "weights must lie within +-2**62" in out.output and "Traceback" not in out.output

@@ -23,6 +23,7 @@ import numpy as np
 from .arrays import array_module, to_host
 from . import errors
 from .errors import FloydwarpError
+from .options import flag
 
 #: bytes of matrix rows one reduction step reads (bounds the temporaries to a few times this)
 BLOCK_BYTES = 1 << 26
@@ -201,7 +202,7 @@ def closeness(result, wf_improved: bool = True):
     the result's device."""
     _bounded(result)
     counts, sums = reach_sums(result.dist, result.inf, axis=0)
-    return closeness_values(counts, sums, result.n, wf_improved)
+    return closeness_values(counts, sums, result.n, flag(wf_improved, "wf_improved"))
 
 
 def _all_reachable(counts, n) -> bool:
@@ -227,6 +228,7 @@ def wiener_index(result, directed: bool = True):
     """The sum of distances over ordered pairs (``directed``), or over unordered pairs of an
     undirected graph (half of that, a float as in NetworkX); ``math.inf`` when a pair is
     unreachable.  Exact for integer distances."""
+    directed = flag(directed, "directed")
     _bounded(result)
     counts, sums = reach_sums(result.dist, result.inf, axis=1)
     if not _all_reachable(counts, result.n):

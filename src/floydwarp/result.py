@@ -112,14 +112,29 @@ class Result:
     # ------------------------------------------------------------------ queries
     def index(self, vertex) -> int:
         """The index of a vertex given by label (when labelled) or by index."""
-        if self._index is not None and vertex in self._index:
-            return self._index[vertex]
-        if isinstance(vertex, (int, np.integer)) and not isinstance(vertex, bool) and 0 <= vertex < self.n:
+        i = self._labelled(vertex)
+        if i is not None:
+            return i
+        if _kind(vertex) is int and 0 <= vertex < self.n:
             return int(vertex)
         raise FloydwarpError(f"unknown vertex {vertex!r} (the graph has {self.n} vertices)")
 
+    def _labelled(self, vertex) -> int | None:
+        """The index of the vertex labelled ``vertex``, or None.  A dict finds the label 1 for
+        True and 1.0 too: their kinds must agree as well; an unhashable vertex is no label."""
+        if self._index is None:
+            return None
+        try:
+            i = self._index.get(vertex)
+        except TypeError:
+            return None
+        return i if i is not None and _kind(vertex) is _kind(self.labels[i]) else None
+
     def label(self, i: int):
-        return i if self.labels is None else self.labels[i]
+        """The label of vertex index ``i`` (``i`` itself when unlabelled)."""
+        if _kind(i) is not int or not 0 <= i < self.n:      # no reading from the end, as a list would
+            raise FloydwarpError(f"vertex index {i!r} is out of range 0..{self.n - 1}")
+        return int(i) if self.labels is None else self.labels[i]
 
     def reachable(self, u, v) -> bool:
         i, j = self.index(u), self.index(v)
@@ -219,23 +234,17 @@ class Result:
     def find_vertex(self, text: str):
         """The vertex a command-line word names: a label when the result is labelled
         (tried as text, then as an integer or a number), else an index 0..n-1."""
+        numbers = _numbers(text)
         if self.labels is not None:
-            candidates = [text]
-            for conv in (int, float):
-                try:
-                    candidates.append(conv(text))
-                except ValueError:
-                    pass
-            for c in candidates:
-                if c in self._index:
+            for c in [text, *numbers]:
+                if self._labelled(c) is not None:
                     return c
             sample = ", ".join(repr(lab) for lab in self.labels[:3])
             raise FloydwarpError(f"unknown vertex {text!r}: this result's vertices are labelled ({sample}, ...)")
         numbering = f"vertices are numbered 0..{self.n - 1}" if self.n else "this result has no vertices"
-        try:
-            i = int(text)
-        except ValueError:
-            raise FloydwarpError(f"unknown vertex {text!r}: {numbering}") from None
+        i = next((c for c in numbers if isinstance(c, int)), None)
+        if i is None:
+            raise FloydwarpError(f"unknown vertex {text!r}: {numbering}")
         if not 0 <= i < self.n:
             raise FloydwarpError(f"vertex {i} is out of range: {numbering}")
         return i
@@ -384,3 +393,27 @@ def labels_from_json(labels):
     if labels is None:
         return None
     return [tuple(lab) if isinstance(lab, list) else lab for lab in labels]
+
+
+def _kind(x):
+    """bool, int, float or object: a vertex given as one kind never names a label of another
+    (True and 1.0 are not the label 1), and only an int is an index."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool
+    if isinstance(x, (int, np.integer)):
+        return int
+    return float if isinstance(x, (float, np.floating)) else object
+
+
+def _numbers(text: str) -> list:
+    """The int and the float a command-line word spells in plain ASCII ("-3", "2.5"): Python's
+    ``int()`` would also read "1_0" as 10, " 1" as 1 and other scripts' digits."""
+    if not text.isascii() or "_" in text or text != text.strip():
+        return []
+    found = []
+    for conv in (int, float):
+        try:
+            found.append(conv(text))
+        except ValueError:
+            pass
+    return found

@@ -197,10 +197,13 @@ def generation_options(command):
 def parse_weights(text: str) -> tuple[int, int]:
     lo, _, hi = text.partition(",")
     try:
-        return int(lo), int(hi)
+        weights = int(lo), int(hi)
     except ValueError:
         raise click.BadParameter(f"expected two integers LO,HI (like 1,16), got {text!r}",
                                  param_hint="'--weights'") from None
+    if not all(abs(w) < 2 ** 62 for w in weights):      # the generators draw int64 weights below INF64
+        raise click.BadParameter(f"weights must lie within +-2**62, got {text!r}", param_hint="'--weights'")
+    return weights
 
 
 def parse_sizes(text: str, option: str) -> list[int]:
