@@ -155,8 +155,10 @@ def closeness_values(counts, sums, n: int, wf_improved: bool = True):
 
 # ---------------------------------------------------------------- the Result methods
 def eccentricity(result):
-    """Per vertex, the largest distance to another vertex (``inf`` where it does not reach
-    them all): an array of the result's dtype on its device."""
+    """Per vertex, the largest distance to another vertex: an array of the result's dtype on
+    its device, so where a vertex does not reach them all it holds ``result.inf`` -- ``inf``
+    for float results, the dtype's INF marker (16383 for int16) for integer ones; compare
+    with ``>= result.inf``.  :func:`diameter` and :func:`radius` return ``math.inf`` there."""
     _bounded(result)
     xp = array_module(result.dist)
     if result.n == 0:
