@@ -296,8 +296,9 @@ class GraphBatch:
         edges = graph.edges()
         if not (isinstance(edges, (tuple, list)) and len(edges) == 2):
             raise FloydwarpError(f"a DGL graph's edges() must give (sources, targets); got {type(edges).__name__}")
-        xp = array_module(maybe_from_dlpack(edges[0]))
-        src, dst = (xp.asarray(maybe_from_dlpack(a)) for a in edges)
+        src, dst = (maybe_from_dlpack(a) for a in edges)
+        xp = array_module(src)
+        src, dst = xp.asarray(src), xp.asarray(dst)
         if src.shape != dst.shape:
             raise FloydwarpError(f"a DGL graph's edges() gave sources of shape {tuple(src.shape)} and targets of "
                                  f"shape {tuple(dst.shape)}")

@@ -293,7 +293,7 @@ def _edge_attr_of(graphs):
         return None
     attrs = [host(a) for a in attrs]
     for g, (d, a) in enumerate(zip(graphs, attrs)):
-        edges = array_of(d.edge_index).shape[1]
+        edges = d.edge_index.shape[1]          # (2, E): checked as the batch was made
         if a.ndim not in (1, 2) or a.shape[0] != edges:
             raise FloydwarpError(f"graph {g}'s edge_attr must have shape (E,) or (E, F) for its {edges} edges; "
                                  f"got {a.shape}")
